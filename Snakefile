@@ -1,0 +1,22 @@
+# milbench: multi-instance learning pipeline (SPEC.md). Run `snakemake --cores N`.
+from snakemake.utils import min_version, validate
+
+min_version("9.0")
+
+
+configfile: "config/config.yaml"
+
+
+validate(config, "workflow/schemas/config.schema.yaml")
+
+
+include: "workflow/rules/common.smk"
+include: "workflow/rules/data.smk"
+include: "workflow/rules/runs.smk"
+include: "workflow/rules/aggregate.smk"
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True

@@ -1,0 +1,92 @@
+"""scikit-learn-compatible bases for MIL estimators (SPEC §3).
+
+``__init__`` stores parameters only; ``fit(X, y)`` takes a :class:`~milbench.bags.Bags` or a
+list of (n_i, d) arrays with 0/1 or ±1 labels and returns self; ``decision_function`` gives
+bag scores (positive class when > 0) and is separate from ``predict``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+
+from .bags import Bags, check_bags
+
+
+class MILClassifier(ClassifierMixin, BaseEstimator):
+    """Base for bag classifiers. Subclasses implement ``_fit(bags, y01)`` and ``_decision(bags)``."""
+
+    def fit(self, X, y):
+        bags, y01, classes = check_bags(X, y)
+        self.classes_ = classes
+        self.n_features_in_ = bags[0].shape[1]
+        self._fit(bags, y01)
+        return self
+
+    def _check_predict_input(self, X):
+        bags, _, _ = check_bags(X)
+        if bags[0].shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {bags[0].shape[1]} features; fitted with {self.n_features_in_}")
+        return bags
+
+    def decision_function(self, X):
+        """Bag scores; > 0 means the positive class. Used for AUROC."""
+        return np.asarray(self._decision(self._check_predict_input(X)), dtype=float)
+
+    def predict(self, X):
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.two_d_array = False
+        tags.input_tags.three_d_array = True
+        return tags
+
+
+class MILTransformer(TransformerMixin, BaseEstimator):
+    """Base for selectors / reducers. Subclasses implement ``_fit(bags, y01)`` and
+    ``_transform_instances(X)`` mapping a stacked (N, d) instance matrix to (N, k).
+
+    ``transform`` keeps the container type: Bags in -> Bags out, list in -> list out.
+    """
+
+    def fit(self, X, y=None):
+        bags, y01, classes = check_bags(X, y, require_both_classes=y is not None)
+        self.n_features_in_ = bags[0].shape[1]
+        self._fit(bags, y01)
+        return self
+
+    def transform(self, X):
+        if isinstance(X, Bags):
+            return X.with_instances(self._transform_instances(X.instances.astype(float)))
+        bags, _, _ = check_bags(X)
+        sizes = np.cumsum([len(b) for b in bags])[:-1]
+        return np.split(self._transform_instances(np.concatenate(bags)), sizes)
+
+    def fit_transform(self, X, y=None, **fit_params):
+        return self.fit(X, y).transform(X)
+
+
+class FeatureSubsetTransformer(MILTransformer):
+    """Transformer that keeps a subset of columns ``self.support_`` (indices, ranked)."""
+
+    def _transform_instances(self, X):
+        return X[:, self.support_]
+
+    def get_support(self, indices=True):
+        if indices:
+            return np.asarray(self.support_)
+        mask = np.zeros(self.n_features_in_, dtype=bool)
+        mask[self.support_] = True
+        return mask
+
+
+def n_from_fraction(value, total):
+    """A target size given as a fraction of ``total`` (0 < value <= 1) or an integer count."""
+    if isinstance(value, (float, np.floating)) and 0 < value <= 1 and not float(value).is_integer():
+        return max(1, int(round(value * total)))
+    if isinstance(value, float) and value == 1.0:
+        return total
+    n = int(value)
+    if n < 1:
+        raise ValueError(f"target size must be a fraction in (0, 1] or a positive integer, got {value}")
+    return min(n, total)

@@ -1,0 +1,30 @@
+"""Single-instance scikit-learn estimators by config name (used by mi-simple, mi-wrapper, ...)."""
+from __future__ import annotations
+
+from importlib import import_module
+
+SKLEARN_ESTIMATORS = {
+    "logistic": "sklearn.linear_model:LogisticRegression",
+    "linear-svm": "sklearn.svm:LinearSVC",
+    "svm": "sklearn.svm:SVC",
+    "tree": "sklearn.tree:DecisionTreeClassifier",
+    "stump": "sklearn.tree:DecisionTreeClassifier",   # max_depth=1 added below (DecisionStump)
+    "random-forest": "sklearn.ensemble:RandomForestClassifier",
+    "naive-bayes": "sklearn.naive_bayes:GaussianNB",
+    "knn": "sklearn.neighbors:KNeighborsClassifier",
+}
+DEFAULTS = {"stump": {"max_depth": 1}}
+
+
+def make_estimator(name, params=None, random_state=None):
+    """A fresh scikit-learn classifier from a config name or a 'module:Class' path."""
+    path = SKLEARN_ESTIMATORS.get(name, name)
+    if ":" not in path:
+        raise KeyError(f"unknown estimator {name!r}; known: {sorted(SKLEARN_ESTIMATORS)} "
+                       "or a 'module:Class' path")
+    mod, cls = path.split(":")
+    Est = getattr(import_module(mod), cls)
+    kw = {**DEFAULTS.get(name, {}), **(params or {})}
+    if random_state is not None and "random_state" in Est().get_params():
+        kw.setdefault("random_state", random_state)
+    return Est(**kw)

@@ -1,0 +1,163 @@
+"""Experiment plumbing: expand config grids into methods, run one (method, repeat, fold) job,
+aggregate per-fold rows into scores and summaries (SPEC §3, §8).
+
+Config conventions (workflow/schemas/config.schema.yaml):
+* a selector / classifier entry is ``{name: <registry name>, <param>: value, ...}``;
+* a list-valued parameter expands into a grid of separate methods (to pass a literal list,
+  wrap it: ``[[a, b]]``); dict values are passed whole;
+* ``tune: {param: [values]}`` is an inner-CV search space: the job runs a stratified
+  ``inner_folds``-fold GridSearchCV on the training bags of the outer fold only.
+"""
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import time
+
+import numpy as np
+import pandas as pd
+
+from .bags import Bags
+
+RESERVED = ("name", "tune")
+
+
+def expand_grid(spec):
+    """One config entry -> list of concrete entries (lists expand, ``tune`` is kept whole)."""
+    keys = [k for k, v in spec.items() if k not in RESERVED and isinstance(v, list)]
+    out = []
+    for combo in itertools.product(*(spec[k] for k in keys)):
+        e = dict(spec)
+        e.update(zip(keys, combo))
+        out.append(e)
+    return out
+
+
+def _canon(spec):
+    return json.dumps(spec, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def method_id(spec):
+    """Stable, file-name safe id: name, plus a short hash of its parameters when it has any."""
+    params = {k: v for k, v in spec.items() if k != "name"}
+    if not params:
+        return spec["name"]
+    return f"{spec['name']}.{hashlib.sha1(_canon(params).encode()).hexdigest()[:8]}"
+
+
+def label(spec):
+    """Readable label: name(param=value, ...)."""
+    params = {k: v for k, v in spec.items() if k != "name"}
+    if not params:
+        return spec["name"]
+    inner = ", ".join(f"{k}={json.dumps(v, sort_keys=True) if isinstance(v, (dict, list)) else v}"
+                      for k, v in sorted(params.items()))
+    return f"{spec['name']}({inner})"
+
+
+def expand_methods(exp):
+    """All (selector entry, classifier entry) pairs of an experiment, with ids."""
+    sels = [e for s in exp.get("selectors", [{"name": "none"}]) for e in expand_grid(s)]
+    clfs = [e for c in exp["classifiers"] for e in expand_grid(c)]
+    return [{"selector": s, "classifier": c, "selector_id": method_id(s),
+             "classifier_id": method_id(c)} for s in sels for c in clfs]
+
+
+def build_estimator(scale, selector, classifier, seed=0, inner_folds=5, inner_metric="accuracy",
+                    n_jobs=1, views=None):
+    """Pipeline(scale -> select -> classify), wrapped in GridSearchCV when anything is tuned."""
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+    from sklearn.pipeline import Pipeline
+
+    from .preprocessing import BagScaler
+    from .registry import make
+
+    def strip(spec):
+        return {k: v for k, v in spec.items() if k != "tune"}
+
+    sel, clf = make("selector", strip(selector)), make("classifier", strip(classifier))
+    for est in (sel, clf):
+        params = est.get_params()
+        if "random_state" in params and params["random_state"] is None:
+            est.set_params(random_state=seed)
+        if views is not None and "views" in params and params["views"] is None:
+            est.set_params(views=views)
+    pipe = Pipeline([("scale", BagScaler(scale)), ("select", sel), ("classify", clf)])
+    grid = {f"select__{k}": v for k, v in selector.get("tune", {}).items()}
+    grid.update({f"classify__{k}": v for k, v in classifier.get("tune", {}).items()})
+    if not grid:
+        return pipe
+    scoring = {"accuracy": "accuracy", "auroc": "roc_auc"}[inner_metric]
+    return GridSearchCV(pipe, grid, cv=StratifiedKFold(inner_folds, shuffle=True, random_state=seed),
+                        scoring=scoring, n_jobs=n_jobs, refit=True, error_score="raise")
+
+
+def _fitted_pipeline(est):
+    return est.best_estimator_ if hasattr(est, "best_estimator_") else est
+
+
+def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, fold,
+             seed=0, inner_folds=5, inner_metric="accuracy",
+             n_jobs=1):
+    """Fit on the training bags of one fold, score the test bags; returns a one-row DataFrame."""
+    from sklearn.metrics import accuracy_score, roc_auc_score
+
+    from .folds import split
+
+    tr, te, ratio = split(folds, repeat, fold, bags.bag_ids)
+    train, test = bags.subset(tr), bags.subset(te)
+    views = [b - a for a, b in bags.views.values()] if len(bags.views) > 1 else None
+    est = build_estimator(scale, method["selector"], method["classifier"], seed=seed + repeat,
+                          inner_folds=inner_folds, inner_metric=inner_metric, n_jobs=n_jobs,
+                          views=views)
+    t0 = time.process_time(), time.perf_counter()
+    est.fit(train, train.labels)
+    fit_cpu, fit_wall = time.process_time() - t0[0], time.perf_counter() - t0[1]
+    t1 = time.perf_counter()
+    scores = est.decision_function(test)
+    pred = est.predict(test)
+    predict_seconds = time.perf_counter() - t1
+    pipe = _fitted_pipeline(est)
+    y = test.labels
+    row = {
+        "experiment": experiment, "dataset": dataset,
+        "selector": method["selector"]["name"], "selector_params": _canon(
+            {k: v for k, v in method["selector"].items() if k != "name"}),
+        "classifier": method["classifier"]["name"], "classifier_params": _canon(
+            {k: v for k, v in method["classifier"].items() if k != "name"}),
+        "method": f"{label(method['selector'])} + {label(method['classifier'])}",
+        "repeat": repeat, "fold": fold, "train_ratio": ratio,
+        "accuracy": accuracy_score(y, (np.asarray(pred) > 0).astype(int)),
+        "auroc": roc_auc_score(y, scores) if len(set(y.tolist())) == 2 else np.nan,
+        "fit_seconds": fit_wall, "fit_cpu_seconds": fit_cpu, "predict_seconds": predict_seconds,
+        "n_features": int(pipe[:-1].transform(test.subset([0])).n_features),
+        "n_train": len(tr), "n_test": len(te),
+        "best_params": _canon(getattr(est, "best_params_", {})),
+        "diagnostics": _canon({**getattr(pipe["select"], "diagnostics_", {}),
+                               **getattr(pipe["classify"], "diagnostics_", {})}),
+        "synthetic": bool(bags.meta.get("synthetic", False)),
+    }
+    for prefix, spec in (("sel", method["selector"]), ("clf", method["classifier"])):
+        for k, v in spec.items():
+            if k not in RESERVED:
+                row[f"{prefix}.{k}"] = v if np.isscalar(v) else json.dumps(v, sort_keys=True)
+    return pd.DataFrame([row])
+
+
+def aggregate(run_files):
+    """Concatenate per-fold rows into scores; order rows deterministically."""
+    scores = pd.concat([pd.read_parquet(f) for f in run_files], ignore_index=True)
+    return scores.sort_values(["dataset", "method", "repeat", "fold"], kind="stable",
+                              ignore_index=True)
+
+
+def summarise(scores, metrics=("accuracy", "auroc")):
+    """Mean and std of each metric and of fit time per dataset × method."""
+    keys = ["dataset", "method", "selector", "classifier"]
+    cols = [m for m in metrics if m in scores] + ["fit_seconds", "predict_seconds", "n_features"]
+    g = scores.groupby(keys, sort=True)[cols]
+    out = g.mean().add_suffix("_mean").join(g.std(ddof=1).add_suffix("_std"))
+    out["n"] = g.size()
+    ordered = [f"{c}_{s}" for c in cols for s in ("mean", "std")] + ["n"]
+    return out[ordered].reset_index()

@@ -1,0 +1,37 @@
+"""Config name -> estimator class. Adding a method = one class + one line here.
+
+Values are 'module:Class' paths imported lazily, so importing milbench stays light.
+"""
+from __future__ import annotations
+
+from importlib import import_module
+
+SELECTORS = {
+    "none": "milbench.selectors.identity:NoSelection",
+    "pca": "milbench.selectors.pca:BagPCA",
+}
+
+CLASSIFIERS = {
+    "milr": "milbench.classifiers.milr:MILR",
+    "mi-simple": "milbench.classifiers.simple:MISimple",
+}
+
+
+def resolve(kind, name):
+    table = {"selector": SELECTORS, "classifier": CLASSIFIERS}[kind]
+    if name not in table:
+        raise KeyError(f"unknown {kind} {name!r}; known: {sorted(table)}")
+    mod, cls = table[name].split(":")
+    return getattr(import_module(mod), cls)
+
+
+def make(kind, spec):
+    """Estimator from a config entry {name: ..., param: value, ...}."""
+    spec = dict(spec)
+    Est = resolve(kind, spec.pop("name"))
+    valid = Est().get_params()
+    unknown = set(spec) - set(valid)
+    if unknown:
+        raise ValueError(f"{kind} {Est.__name__}: unknown parameter(s) {sorted(unknown)}; "
+                         f"valid: {sorted(valid)}")
+    return Est(**spec)

@@ -1,0 +1,81 @@
+# Per-fold rows -> scores, summary, statistics, figures, reproduction table, report.
+
+
+rule scores:
+    """All per-fold rows of one experiment -> scores.parquet and summary.csv (mean ± std)."""
+    input:
+        experiment_runs,
+    output:
+        scores=report("results/{experiment}/scores.parquet", caption="../report/scores.rst",
+                      category="{experiment}", subcategory="tables"),
+        summary=report("results/{experiment}/summary.csv", caption="../report/summary.rst",
+                       category="{experiment}", subcategory="tables"),
+    params:
+        metrics=lambda wc: EXPERIMENTS[wc.experiment].get("metrics", ["accuracy", "auroc"]),
+    log:
+        "results/logs/{experiment}/scores.log",
+    benchmark:
+        "results/benchmarks/{experiment}/scores.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=30,
+    script:
+        "../scripts/scores.py"
+
+
+rule stats:
+    """Significance tests configured under the experiment's `stats:` (plus defaults)."""
+    input:
+        "results/{experiment}/scores.parquet",
+    output:
+        report(directory("results/{experiment}/stats"), patterns=["{name}.csv"],
+               caption="../report/stats.rst", category="{experiment}", subcategory="statistics"),
+    params:
+        entries=lambda wc: EXPERIMENTS[wc.experiment].get("stats", []),
+        metrics=lambda wc: EXPERIMENTS[wc.experiment].get("metrics", ["accuracy", "auroc"]),
+    log:
+        "results/logs/{experiment}/stats.log",
+    benchmark:
+        "results/benchmarks/{experiment}/stats.tsv"
+    resources:
+        runtime=30,
+    script:
+        "../scripts/stats.py"
+
+
+rule figures:
+    """Figures configured under `figures:` (or the automatic default set), PNG and SVG."""
+    input:
+        "results/{experiment}/scores.parquet",
+    output:
+        report(directory("results/{experiment}/figures"), patterns=["{name}.png"],
+               caption="../report/figures.rst", category="{experiment}", subcategory="figures"),
+    params:
+        entries=lambda wc: EXPERIMENTS[wc.experiment].get("figures", []),
+    log:
+        "results/logs/{experiment}/figures.log",
+    benchmark:
+        "results/benchmarks/{experiment}/figures.tsv"
+    resources:
+        runtime=30,
+    script:
+        "../scripts/figures.py"
+
+
+rule reproduction:
+    """Our figures next to the paper's targets (SPEC §7) with the differences."""
+    input:
+        "results/{experiment}/summary.csv",
+    output:
+        report("results/{experiment}/reproduction.csv", caption="../report/reproduction.rst",
+               category="{experiment}", subcategory="tables"),
+    params:
+        mapping=lambda wc: EXPERIMENTS[wc.experiment].get("reproduction_map", {}),
+    log:
+        "results/logs/{experiment}/reproduction.log",
+    benchmark:
+        "results/benchmarks/{experiment}/reproduction.tsv"
+    resources:
+        runtime=10,
+    script:
+        "../scripts/reproduction.py"

@@ -1,0 +1,15 @@
+from pathlib import Path
+
+from milbench.runlog import setup
+
+from milbench.sources import read_any, sha256_of
+from milbench.store import write_bags
+
+log = setup(snakemake)  # noqa: F821 - injected by Snakemake
+spec = snakemake.params.spec
+bags = read_any(spec["format"], spec["path"], spec.get("names"))
+bags.meta.update(source=f"user {spec['format']}: {spec['path']}", dataset=snakemake.wildcards.dataset)
+if Path(spec["path"]).is_file():
+    bags.meta["sha256"] = {spec["path"]: sha256_of(spec["path"])}
+write_bags(bags, Path(snakemake.output[0]).parent)
+log.info("%d bags, %d instances, %d features", len(bags), len(bags.instances), bags.n_features)

@@ -1,0 +1,8 @@
+from milbench.runlog import setup
+
+from milbench.sources import fetch
+
+log = setup(snakemake)  # noqa: F821 - injected by Snakemake
+log.info("fetching %s", snakemake.wildcards.relpath)
+fetch(snakemake.params.entry, snakemake.output[0], mirror=snakemake.params.mirror)
+log.info("ok, sha256 verified")

@@ -1,0 +1,9 @@
+import pandas as pd
+from milbench.runlog import setup
+
+from milbench.plots import make_figures
+
+log = setup(snakemake)  # noqa: F821 - injected by Snakemake
+paths = make_figures(pd.read_parquet(snakemake.input[0]), snakemake.params.entries,
+                     snakemake.output[0])
+log.info("wrote %s", [str(p) for p in paths])

@@ -1,0 +1,10 @@
+import pandas as pd
+from milbench.runlog import setup
+
+from milbench.folds import make_folds
+
+log = setup(snakemake)  # noqa: F821 - injected by Snakemake
+bags = pd.read_parquet(snakemake.input.bags)
+folds = make_folds(bags["bag_id"], bags["label"], snakemake.params.protocol)
+folds.to_parquet(snakemake.output[0], index=False)
+log.info("%d rows for %d bags", len(folds), len(bags))
