@@ -12,6 +12,8 @@ rule scores:
                        category="{experiment}", subcategory="tables"),
     params:
         metrics=lambda wc: EXPERIMENTS[wc.experiment].get("metrics", ["accuracy", "auroc"]),
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/{experiment}/scores.log",
     benchmark:
@@ -33,6 +35,8 @@ rule stats:
     params:
         entries=lambda wc: EXPERIMENTS[wc.experiment].get("stats", []),
         metrics=lambda wc: EXPERIMENTS[wc.experiment].get("metrics", ["accuracy", "auroc"]),
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/{experiment}/stats.log",
     benchmark:
@@ -52,6 +56,8 @@ rule figures:
                caption="../report/figures.rst", category="{experiment}", subcategory="figures"),
     params:
         entries=lambda wc: EXPERIMENTS[wc.experiment].get("figures", []),
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/{experiment}/figures.log",
     benchmark:
@@ -71,6 +77,8 @@ rule reproduction:
                category="{experiment}", subcategory="tables"),
     params:
         mapping=lambda wc: EXPERIMENTS[wc.experiment].get("reproduction_map", {}),
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/{experiment}/reproduction.log",
     benchmark:

@@ -1,12 +1,16 @@
 # Input functions and config expansion shared by every rule (Snakemake catalog layout).
 import functools
+import os
 import re
 import hashlib
 import sys
 from importlib.util import find_spec
 from pathlib import Path
 
-sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))  # library importable without install
+# The library is importable without installation, here and in every job's script.
+_LIBDIR = str(Path(workflow.basedir) / "workflow")
+sys.path.insert(0, _LIBDIR)
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [_LIBDIR, os.environ.get("PYTHONPATH")]))
 
 from milbench.folds import fold_keys
 from milbench.pipeline import expand_methods
@@ -65,23 +69,26 @@ def run_method(wildcards):
     return METHODS[wildcards.experiment][(wildcards.selector, wildcards.classifier)]
 
 
-@functools.cache
-def _file_hash(path):
-    return hashlib.sha1(Path(path).read_bytes()).hexdigest()[:12]
-
-
 CORE_MODULES = ("bags.py", "base.py", "pipeline.py", "preprocessing.py", "folds.py", "store.py")
+
+
+@functools.cache
+def _module_hash(*modules):
+    """Short hash over the source of library modules (given as file paths or module names)."""
+    h = hashlib.sha1()
+    for m in modules:
+        path = Path(m) if m.endswith(".py") else Path(find_spec(m).origin)
+        h.update(path.read_bytes())
+    return h.hexdigest()[:12]
 
 
 def code_version(wildcards):
     """Rerun trigger: hash of the library modules this run executes (core + its two methods),
     so editing one method's module reruns that method's jobs and nothing else."""
     m = run_method(wildcards)
-    mods = [LIB / c for c in CORE_MODULES]
-    for kind, table in (("selector", SELECTORS), ("classifier", CLASSIFIERS)):
-        mod = table[m[kind]["name"]].split(":")[0]
-        mods.append(Path(find_spec(mod).origin))
-    return "-".join(_file_hash(p) for p in mods)
+    return _module_hash(*(str(LIB / c) for c in CORE_MODULES),
+                        SELECTORS[m["selector"]["name"]].split(":")[0],
+                        CLASSIFIERS[m["classifier"]["name"]].split(":")[0])
 
 
 def all_targets():

@@ -10,6 +10,8 @@ rule fetch_raw:
         mirror=config.get("mirror"),
     wildcard_constraints:
         relpath="|".join(map(re.escape, RAW_FILES)),
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/fetch_raw/{relpath}.log",
     benchmark:
@@ -30,6 +32,8 @@ rule bags_builtin:
         offline=config.get("offline", False),
     wildcard_constraints:
         dataset="|".join(map(re.escape, BUILTIN)),
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/bags/{dataset}.log",
     benchmark:
@@ -51,6 +55,8 @@ rule bags_user:
         spec=lambda wc: config["datasets"][wc.dataset],
     wildcard_constraints:
         dataset="|".join(map(re.escape, USER)) if USER else "^$",
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/bags/{dataset}.log",
     benchmark:
@@ -70,6 +76,8 @@ rule folds:
         "results/{experiment}/folds/{dataset}.parquet",
     params:
         protocol=lambda wc: EXPERIMENTS[wc.experiment]["protocol"],
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/{experiment}/folds/{dataset}.log",
     benchmark:

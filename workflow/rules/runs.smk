@@ -17,6 +17,8 @@ rule run_fold:
         repeat=r"\d+",
         fold=r"\d+",
     threads: config.get("threads", {}).get("run", 1)
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/{experiment}/runs/{dataset}/{selector}/{classifier}/r{repeat}_f{fold}.log",
     benchmark:

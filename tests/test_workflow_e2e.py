@@ -1,0 +1,143 @@
+"""End-to-end: snakemake on a tiny config in a temp dir (SPEC §1: reruns only what changed)."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO
+from test_sources import http_mirror  # noqa: F401 - fixture
+
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
+
+
+def tiny_config(mi_simple_statistic="minmax"):
+    return {
+        "offline": True,
+        "experiments": {"tiny": {
+            "datasets": ["musk1"],
+            "protocol": {"kind": "kfold", "folds": 2, "repeats": 1, "seed": 0},
+            "selectors": [{"name": "none"}, {"name": "pca", "dims": 0.3}],
+            "classifiers": [{"name": "milr", "C": 1.0},
+                            {"name": "mi-simple", "statistic": mi_simple_statistic}],
+            "stats": [{"name": "friedman_acc", "test": "friedman", "metric": "accuracy"}],
+        }},
+    }
+
+
+def smk(workdir, *args, config=None):
+    if config is not None:
+        (workdir / "config.yaml").write_text(yaml.safe_dump(config))
+    cmd = SNAKEMAKE + ["-d", str(workdir), "--configfile", str(workdir / "config.yaml"), *args]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    if res.returncode != 0:
+        raise AssertionError(f"snakemake failed:\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}")
+    return res.stdout + res.stderr
+
+
+def planned(output):
+    """{rule: count} from a dry run's job table."""
+    table = {}
+    for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", output, re.M):
+        table[m.group(1)] = int(m.group(2))
+    table.pop("total", None)
+    return table
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    wd = tmp_path_factory.mktemp("e2e")
+    smk(wd, "--cores", "2", "-q", config=tiny_config())
+    return wd
+
+
+def test_outputs(finished_run):
+    wd = finished_run
+    scores = pd.read_parquet(wd / "results/tiny/scores.parquet")
+    assert len(scores) == 2 * 2 * 2  # selectors × classifiers × folds
+    for col in ("accuracy", "auroc", "fit_seconds", "predict_seconds", "n_features", "method"):
+        assert col in scores
+    assert set(scores.n_features) == {166, 50}
+    assert scores.accuracy.between(0, 1).all()
+    summary = pd.read_csv(wd / "results/tiny/summary.csv")
+    assert len(summary) == 4 and {"accuracy_mean", "auroc_std"} <= set(summary.columns)
+    assert any((wd / "results/tiny/stats").glob("*.csv"))
+    assert any((wd / "results/tiny/figures").glob("*.png"))
+    assert (wd / "results/tiny/reproduction.csv").exists()
+    assert (wd / "results/bags/musk1/instances.parquet").exists()
+    assert (wd / "results/tiny/folds/musk1.parquet").exists()
+
+
+def test_second_run_does_nothing(finished_run):
+    out = smk(finished_run, "-n")
+    assert "Nothing to be done" in out, out[-2000:]
+
+
+def test_changed_parameter_reruns_only_its_jobs(finished_run):
+    out = smk(finished_run, "-n", config=tiny_config(mi_simple_statistic="mean"))
+    jobs = planned(out)
+    assert jobs.get("run_fold") == 4, jobs   # 2 selectors × 2 folds of the changed classifier
+    assert "bags_builtin" not in jobs and "folds" not in jobs
+    assert jobs.get("scores") == 1
+
+
+def test_report(finished_run):
+    smk(finished_run, "--report", str(finished_run / "report.html"), config=tiny_config())
+    html = (finished_run / "report.html").read_text(errors="replace")
+    assert "scores" in html.lower() and len(html) > 10_000
+
+
+def test_unknown_config_key_is_named(tmp_path):
+    cfg = tiny_config()
+    cfg["experiments"]["tiny"]["clasifiers"] = []
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    res = subprocess.run(SNAKEMAKE + ["-d", str(tmp_path), "--configfile",
+                                      str(tmp_path / "config.yaml"), "-n"],
+                         capture_output=True, text=True)
+    assert res.returncode != 0 and "clasifiers" in res.stdout + res.stderr
+
+
+def test_unknown_method_is_named(tmp_path):
+    cfg = tiny_config()
+    cfg["experiments"]["tiny"]["classifiers"] = [{"name": "milrr"}]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    res = subprocess.run(SNAKEMAKE + ["-d", str(tmp_path), "--configfile",
+                                      str(tmp_path / "config.yaml"), "-n"],
+                         capture_output=True, text=True)
+    assert res.returncode != 0 and "milrr" in res.stdout + res.stderr
+
+
+def test_download_rule_through_http_mirror(tmp_path, http_mirror):  # noqa: F811
+    cfg = tiny_config()
+    cfg.update(offline=False, mirror=http_mirror)
+    smk(tmp_path, "--cores", "1", "-q", "results/bags/musk1/meta.json", config=cfg)
+    assert (tmp_path / "results/raw/musk/clean1.data").exists()
+    meta = yaml.safe_load((tmp_path / "results/bags/musk1/meta.json").read_text())
+    assert meta["source"] == "download" and meta["n_bags"] == 92
+
+
+def test_user_dataset_csv(tmp_path):
+    rows = ["1,a,0.5,0.2", "1,a,0.1,0.9", "0,b,0.3,0.3", "0,c,0.2,0.1", "1,d,0.9,0.9"]
+    (tmp_path / "mine.csv").write_text("\n".join(rows) + "\n")
+    cfg = tiny_config()
+    cfg["datasets"] = {"mine": {"format": "csv", "path": str(tmp_path / "mine.csv")}}
+    smk(tmp_path, "--cores", "1", "-q", "results/bags/mine/meta.json", config=cfg)
+    meta = yaml.safe_load((tmp_path / "results/bags/mine/meta.json").read_text())
+    assert meta["n_bags"] == 4 and meta["n_instances"] == 5
+
+
+def test_bad_user_dataset_leaves_no_output(tmp_path):
+    (tmp_path / "bad.csv").write_text("1,a,0.5,0.2\n0,b,0.1,nan\n")
+    cfg = tiny_config()
+    cfg["datasets"] = {"bad": {"format": "csv", "path": str(tmp_path / "bad.csv")}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    res = subprocess.run(SNAKEMAKE + ["-d", str(tmp_path), "--configfile", str(tmp_path / "config.yaml"),
+                                      "--cores", "1", "results/bags/bad/meta.json"],
+                         capture_output=True, text=True)
+    assert res.returncode != 0
+    log = (tmp_path / "results/logs/bags/bad.log").read_text()
+    assert "bad.csv, line 2" in log
+    assert not (tmp_path / "results/bags/bad/meta.json").exists()
