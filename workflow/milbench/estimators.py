@@ -12,8 +12,18 @@ SKLEARN_ESTIMATORS = {
     "random-forest": "sklearn.ensemble:RandomForestClassifier",
     "naive-bayes": "sklearn.naive_bayes:GaussianNB",
     "knn": "sklearn.neighbors:KNeighborsClassifier",
+    "adaboost-tree": "sklearn.ensemble:AdaBoostClassifier",  # AdaBoost over trees (AdaBoost&PART)
+    "bagging-tree": "sklearn.ensemble:BaggingClassifier",    # Bagging over trees (Bagging&PART)
 }
-DEFAULTS = {"stump": {"max_depth": 1}}
+
+
+def _tree():
+    from sklearn.tree import DecisionTreeClassifier
+    return DecisionTreeClassifier(min_samples_leaf=2)  # a pruned-ish tree standing in for PART
+
+
+DEFAULTS = {"stump": {"max_depth": 1}, "adaboost-tree": {"estimator": _tree},
+            "bagging-tree": {"estimator": _tree}}
 
 
 def make_estimator(name, params=None, random_state=None):
@@ -24,7 +34,8 @@ def make_estimator(name, params=None, random_state=None):
                        "or a 'module:Class' path")
     mod, cls = path.split(":")
     Est = getattr(import_module(mod), cls)
-    kw = {**DEFAULTS.get(name, {}), **(params or {})}
+    kw = {k: (v() if callable(v) else v) for k, v in DEFAULTS.get(name, {}).items()}
+    kw.update(params or {})
     if random_state is not None and "random_state" in Est().get_params():
         kw.setdefault("random_state", random_state)
     return Est(**kw)

@@ -76,16 +76,21 @@ def build_estimator(scale, selector, classifier, seed=0, inner_folds=5, inner_me
     def strip(spec):
         return {k: v for k, v in spec.items() if k != "tune"}
 
-    sel, clf = make("selector", strip(selector)), make("classifier", strip(classifier))
+    # a selector parameter given as "@classifier" is this run's classifier (HyDR-MI's GA target)
+    sel_spec = {k: (strip(classifier) if v == "@classifier" else v)
+                for k, v in strip(selector).items()}
+    sel, clf = make("selector", sel_spec), make("classifier", strip(classifier))
+    grid = {f"select__{k}": v for k, v in selector.get("tune", {}).items()}
+    grid.update({f"classify__{k}": v for k, v in classifier.get("tune", {}).items()})
     for est in (sel, clf):
         params = est.get_params()
         if "random_state" in params and params["random_state"] is None:
             est.set_params(random_state=seed)
         if views is not None and "views" in params and params["views"] is None:
             est.set_params(views=views)
+        if "n_jobs" in params and params["n_jobs"] is None and not grid:
+            est.set_params(n_jobs=n_jobs)   # the rule's threads go to the method, or to the CV
     pipe = Pipeline([("scale", BagScaler(scale)), ("select", sel), ("classify", clf)])
-    grid = {f"select__{k}": v for k, v in selector.get("tune", {}).items()}
-    grid.update({f"classify__{k}": v for k, v in classifier.get("tune", {}).items()})
     if not grid:
         return pipe
     scoring = {"accuracy": "accuracy", "auroc": "roc_auc"}[inner_metric]
@@ -134,8 +139,8 @@ def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, f
         "n_features": int(pipe[:-1].transform(test.subset([0])).n_features),
         "n_train": len(tr), "n_test": len(te),
         "best_params": _canon(getattr(est, "best_params_", {})),
-        "diagnostics": _canon({**getattr(pipe["select"], "diagnostics_", {}),
-                               **getattr(pipe["classify"], "diagnostics_", {})}),
+        "diagnostics": _canon({f"{step}.{k}": v for step in ("select", "classify")
+                               for k, v in getattr(pipe[step], "diagnostics_", {}).items()}),
         "synthetic": bool(bags.meta.get("synthetic", False)),
     }
     for prefix, spec in (("sel", method["selector"]), ("clf", method["classifier"])):

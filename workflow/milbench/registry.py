@@ -9,11 +9,23 @@ from importlib import import_module
 SELECTORS = {
     "none": "milbench.selectors.identity:NoSelection",
     "pca": "milbench.selectors.pca:BagPCA",
+    "lda": "milbench.selectors.lda:BagLDA",
+    "midr": "milbench.selectors.midr:MIDR",
+    "relieff-mi": "milbench.selectors.relieff:ReliefFMI",
+    "hydr-mi": "milbench.selectors.hydr:HyDRMI",
 }
 
 CLASSIFIERS = {
     "milr": "milbench.classifiers.milr:MILR",
     "mi-simple": "milbench.classifiers.simple:MISimple",
+    "midd": "milbench.classifiers.diverse_density:MIDD",
+    "emdd": "milbench.classifiers.diverse_density:EMDD",
+    "mdd": "milbench.classifiers.diverse_density:MDD",
+    "mi-optimal-ball": "milbench.classifiers.optimal_ball:MIOptimalBall",
+    "mi-wrapper": "milbench.classifiers.wrapper:MIWrapper",
+    "mi-boost": "milbench.classifiers.miboost:MIBoost",
+    "mi-bagging": "milbench.classifiers.ensembles:MIBagging",
+    "mi-adaboost": "milbench.classifiers.ensembles:MIAdaBoost",
 }
 
 

@@ -1,16 +1,13 @@
 # Input functions and config expansion shared by every rule (Snakemake catalog layout).
 import functools
-import os
 import re
 import hashlib
 import sys
 from importlib.util import find_spec
 from pathlib import Path
 
-# The library is importable without installation, here and in every job's script.
-_LIBDIR = str(Path(workflow.basedir) / "workflow")
-sys.path.insert(0, _LIBDIR)
-os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [_LIBDIR, os.environ.get("PYTHONPATH")]))
+# The library is importable without installation (scripts do the same via _paths.py).
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from milbench.folds import fold_keys
 from milbench.pipeline import expand_methods

@@ -1,3 +1,4 @@
+import _paths  # noqa: F401 - puts workflow/ on sys.path
 from pathlib import Path
 
 from milbench.runlog import setup

@@ -1,3 +1,4 @@
+import _paths  # noqa: F401 - puts workflow/ on sys.path
 import pandas as pd
 from milbench.runlog import setup
 

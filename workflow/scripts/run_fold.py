@@ -1,3 +1,4 @@
+import _paths  # noqa: F401 - puts workflow/ on sys.path
 import re
 from pathlib import Path
 

@@ -1,3 +1,4 @@
+import _paths  # noqa: F401 - puts workflow/ on sys.path
 from milbench.runlog import setup
 
 from milbench.pipeline import aggregate, summarise

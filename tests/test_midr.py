@@ -1,0 +1,245 @@
+"""MIDR (midr.txt) and the LDA baseline: gradients, manifold geometry, closed forms, Fig. 2."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.metrics import roc_auc_score
+
+from milbench.bags import Bags, stack
+from milbench.selectors.lda import BagLDA
+from milbench.selectors.midr import (
+    MIDR, loss_grid, midr_objective, orthonormality_loss, qr_retraction, soft_threshold,
+    sparsity_loss, tangent_projection,
+)
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def random_bags(n_bags=12, d=6, seed=0):
+    rng = np.random.default_rng(seed)
+    bags = [rng.normal(size=(rng.integers(1, 6), d)) for _ in range(n_bags)]
+    y = np.arange(n_bags) % 2
+    for b, lab in zip(bags, y):
+        if lab:
+            b[0, 0] += 2.0
+    return bags, y
+
+
+def figure2_bags(n_pos=10, n_neg=10, n_inst=10, seed=0):
+    """2-D set in the spirit of midr.txt Fig. 1–2: every positive bag holds one key instance
+    (at y ≈ 3) among negatives that sit at x ≈ 1.5; negative bags are spread along x and hold
+    one negative at x ≈ 3.  Bag labels are explained only by the y direction; labelling every
+    instance with its bag's label pulls LDA towards x."""
+    rng = np.random.default_rng(seed)
+    bags, labels, key = [], [], []
+    for i in range(n_pos + n_neg):
+        pos = i < n_pos
+        if pos:
+            X = np.column_stack([rng.normal(1.5, 0.5, n_inst), rng.normal(0, 0.3, n_inst)])
+            X[0] = [rng.normal(0, 0.3), rng.normal(3.0, 0.3)]
+        else:
+            X = np.column_stack([rng.normal(0, 1.0, n_inst), rng.normal(0, 0.3, n_inst)])
+            X[0] = [rng.normal(3.0, 0.3), rng.normal(0, 0.3)]
+        k = np.zeros(n_inst, bool)
+        k[0] = pos
+        bags.append(X)
+        labels.append(int(pos))
+        key.append(k)
+    return bags, np.array(labels), np.concatenate(key)
+
+
+# -- objective and gradients --------------------------------------------------------------
+@pytest.mark.parametrize("C1,C2,v_l2", [(0.1, 0.5, 0.0), (0.0, 2.0, 0.3)])
+def test_gradient_matches_finite_differences(C1, C2, v_l2):
+    bags, y = random_bags()
+    X, offsets = stack(bags)
+    rng = np.random.default_rng(1)
+    D, d = X.shape[1], 3
+    A = qr_retraction(rng.normal(size=(D, d)))
+    H = soft_threshold(A + 0.1 * rng.normal(size=A.shape), 0.05)
+    v, b = rng.normal(size=d), 0.3
+    args = (X, offsets, y.astype(float), C1, C2, 3.5, v_l2)
+    F, gA, gv, gb = midr_objective(A, v, b, H, *args)
+    eps = 1e-6
+    num_A = np.zeros_like(A)
+    for idx in np.ndindex(*A.shape):
+        E = np.zeros_like(A)
+        E[idx] = eps
+        num_A[idx] = (midr_objective(A + E, v, b, H, *args)[0]
+                      - midr_objective(A - E, v, b, H, *args)[0]) / (2 * eps)
+    num_v = np.array([(midr_objective(A, v + eps * e, b, H, *args)[0]
+                       - midr_objective(A, v - eps * e, b, H, *args)[0]) / (2 * eps)
+                      for e in np.eye(d)])
+    num_b = (midr_objective(A, v, b + eps, H, *args)[0]
+             - midr_objective(A, v, b - eps, H, *args)[0]) / (2 * eps)
+    np.testing.assert_allclose(gA, num_A, rtol=1e-5, atol=1e-7)
+    np.testing.assert_allclose(gv, num_v, rtol=1e-5, atol=1e-7)
+    assert gb == pytest.approx(num_b, rel=1e-5, abs=1e-7)
+    # the objective is what the docstring says
+    from scipy.special import expit
+    P = []
+    for Xi in bags:
+        p = expit(Xi @ A @ v + b)
+        P.append((p * np.exp(3.5 * p)).sum() / np.exp(3.5 * p).sum())
+    ref = ((np.array(P) - y) ** 2).sum() + C2 / 2 * ((A - H) ** 2).sum() \
+        + C1 * np.abs(H).sum() + v_l2 / 2 * v @ v
+    assert F == pytest.approx(ref, rel=1e-12)
+
+
+def test_tangent_projection_idempotent_and_tangent():
+    rng = np.random.default_rng(0)
+    A = qr_retraction(rng.normal(size=(9, 4)))
+    Z = rng.normal(size=(9, 4))
+    X = tangent_projection(A, Z)
+    np.testing.assert_allclose(tangent_projection(A, X), X, atol=1e-12)
+    np.testing.assert_allclose(X.T @ A + A.T @ X, 0, atol=1e-12)
+    # the paper's written form A(AᵀZ − ZᵀA)/2 + (I − AAᵀ)Z
+    ref = A @ (A.T @ Z - Z.T @ A) / 2 + (np.eye(9) - A @ A.T) @ Z
+    np.testing.assert_allclose(X, ref, atol=1e-12)
+    # orthogonal projection: the residual is orthogonal to the tangent space
+    W = tangent_projection(A, rng.normal(size=(9, 4)))
+    assert abs(np.sum((Z - X) * W)) < 1e-10
+
+
+def test_orthonormality_held_after_many_steps_and_objective_monotone():
+    bags, y = random_bags(n_bags=30, d=10, seed=3)
+    m = MIDR(dims=4, C1=0.05, C2=0.5, max_iter=300, tol=0.0, v_l2=0.01).fit(bags, y)
+    assert m.n_iter_ == 300
+    assert np.max(m.orthonormality_history_) < 1e-8
+    A = m.A_
+    assert np.linalg.norm(A.T @ A - np.eye(4)) < 1e-8
+    h = m.objective_history_
+    assert np.all(np.diff(h) <= 1e-9 * np.abs(h[:-1]))  # block descent never goes up
+    assert h[-1] < h[1]  # and it did move
+    A0 = MIDR(dims=4, max_iter=0).fit(bags, y).A_
+    assert np.linalg.norm(A0 @ A0.T - A @ A.T) > 1e-3
+
+
+def test_soft_threshold_closed_form():
+    rng = np.random.default_rng(0)
+    A = rng.normal(size=(7, 5))
+    t = 0.4
+    H = soft_threshold(A, t)
+    ref = np.where(A > t, A - t, np.where(A < -t, A + t, 0.0))  # Eq. 12 case by case
+    np.testing.assert_array_equal(H, ref)
+    # and it is the minimiser of (a − h)² + 2t|h| (brute force on a fine grid)
+    grid = np.linspace(-4, 4, 80001)
+    for a in A.ravel()[:10]:
+        h_best = grid[np.argmin((a - grid) ** 2 + 2 * t * np.abs(grid))]
+        assert abs(h_best - soft_threshold(np.array([a]), t)[0]) < 2e-4
+
+
+def test_losses_of_orthonormality_and_sparsity():
+    H = np.array([[1.0, 0.0], [0.0, 0.5], [0.0, 0.0]])
+    assert orthonormality_loss(H) == pytest.approx(0.75)
+    assert sparsity_loss(H) == pytest.approx(1.5)
+
+
+# -- Figure 2: MIDR finds the key-instance direction, LDA does not ------------------------
+def test_figure2_midr_separates_key_instance_lda_does_not():
+    bags, y, key = figure2_bags(seed=0)
+
+    def gap(z):
+        """min key score − max non-key score in the better orientation (> 0: separated)."""
+        z = z if roc_auc_score(key, z) >= 0.5 else -z
+        return z[key].min() - z[~key].max(), roc_auc_score(key, z)
+
+    z_midr = np.concatenate(MIDR(dims=1, C1=1e-4, C2=1.0).fit(bags, y).transform(bags)).ravel()
+    z_lda = np.concatenate(BagLDA().fit(bags, y).transform(bags)).ravel()
+    g_midr, auc_midr = gap(z_midr)
+    g_lda, auc_lda = gap(z_lda)
+    assert g_midr > 0 and auc_midr == 1.0
+    assert g_lda < 0 and auc_lda < 0.98
+
+
+# -- estimator contract -------------------------------------------------------------------
+def test_contract_and_reproducibility():
+    bags, y = random_bags(n_bags=20, d=8)
+    m = MIDR(dims=0.5, init="random", random_state=7, max_iter=20)
+    c = clone(m)
+    assert c.get_params() == m.get_params()
+    Z1 = np.concatenate(m.fit(bags, y).transform(bags))
+    Z2 = np.concatenate(c.fit(bags, y).transform(bags))
+    np.testing.assert_array_equal(Z1, Z2)
+    assert Z1.shape == (sum(len(b) for b in bags), 4)
+    Z3 = np.concatenate(MIDR(dims=0.5, init="random", random_state=8, max_iter=20)
+                        .fit(bags, y).transform(bags))
+    assert not np.allclose(Z1, Z3)
+    # Bags in -> Bags out, labels ±1 accepted, integer dims
+    B = Bags.from_list(bags, y)
+    out = MIDR(dims=3, max_iter=5).fit(B, 2 * y - 1).transform(B)
+    assert isinstance(out, Bags) and out.n_features == 3
+    dg = m.diagnostics_
+    for k in ("midr_objective", "midr_iterations", "orthonormality_loss", "sparsity_loss",
+              "midr_seconds"):
+        assert np.isfinite(dg[k])
+    # project="H" uses the sparse matrix
+    mh = MIDR(dims=3, C1=0.3, C2=1.0, project="H", max_iter=10).fit(bags, y)
+    np.testing.assert_array_equal(mh.components_, mh.H_)
+    assert (mh.H_ == 0).any()
+    with pytest.raises(ValueError):
+        MIDR(project="B").fit(bags, y)
+
+
+def test_pipeline_grid_search_on_list_of_bags():
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
+    from sklearn.pipeline import Pipeline
+    from milbench.classifiers.milr import MILR
+    bags, y = random_bags(n_bags=24, d=6, seed=2)
+    pipe = Pipeline([("sel", MIDR(dims=2, max_iter=10)), ("clf", MILR())])
+    gs = GridSearchCV(pipe, {"sel__C1": [1e-3, 1e-1]}, cv=StratifiedKFold(3), scoring="roc_auc")
+    res = cross_validate(gs, bags, y, cv=StratifiedKFold(3), scoring="roc_auc")
+    assert np.isfinite(res["test_score"]).all()
+
+
+def test_lda_is_sklearn_lda_on_inherited_labels():
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    bags, y = random_bags(n_bags=16, d=5)
+    X, offsets = stack(bags)
+    ref = LinearDiscriminantAnalysis(n_components=1).fit(X, np.repeat(y, np.diff(offsets)))
+    Z = np.concatenate(BagLDA().fit(bags, y).transform(bags))
+    assert Z.shape == (len(X), 1)
+    np.testing.assert_allclose(Z, ref.transform(X))
+
+
+def test_loss_grid_follows_figures_4_5():
+    bags, y = random_bags(n_bags=20, d=8)
+    df = loss_grid(bags, y, C1_values=[1e-3, 1e-1], C2_values=[1e-2, 1.0, 1e2],
+                   dims=3, max_iter=30)
+    assert len(df) == 6
+    for C1, g in df.groupby("C1"):
+        g = g.sort_values("C2")
+        # larger C2 -> H closer to the orthonormal A (Fig. 4), less thresholding (Fig. 5)
+        assert g.orthonormality_loss.is_monotonic_decreasing
+        assert g.sparsity_loss.iloc[-1] > g.sparsity_loss.iloc[0]
+    # threshold C1/C2 >= max|A_ij| (Eq. 12): H = 0, so ‖HᵀH − I‖ = √d and Σ|H| = 0
+    row = df[(df.C1 == 1e-1) & (df.C2 == 1e-2)].iloc[0]
+    assert row.sparsity_loss == 0 and row.orthonormality_loss == pytest.approx(np.sqrt(3))
+
+
+# -- real data (slow) -----------------------------------------------------------------------
+@pytest.mark.slow
+def test_musk1_midr_beats_lda_as_in_table1():
+    """1 x 5-fold on musk1, fixed C1, C2 and MILR C.  Paper Table 1: MIDR 0.946, LDA 0.791; we
+    reproduce LDA's gap but not MIDR's gain over ORI/PCA (see the report), so the check is
+    MIDR > 0.85 and MIDR − LDA > 0.05."""
+    if not DATA.exists():
+        pytest.skip("../shared/data absent (fresh clone)")
+    from sklearn.model_selection import StratifiedKFold
+    from milbench.classifiers.milr import MILR
+    from milbench.sources import load_dataset
+    bags = load_dataset("musk1", DATA)
+    aucs = {"midr": [], "lda": []}
+    for tr, te in StratifiedKFold(5, shuffle=True, random_state=0).split(bags.labels, bags.labels):
+        btr, bte = bags.subset(tr), bags.subset(te)
+        lo, hi = btr.instances.min(0), btr.instances.max(0)
+        scale = np.where(hi > lo, hi - lo, 1.0)
+        btr = btr.with_instances((btr.instances - lo) / scale)
+        bte = bte.with_instances((bte.instances - lo) / scale)
+        for key, sel in (("midr", MIDR(dims=0.3, C1=1e-3, C2=1.0)), ("lda", BagLDA())):
+            sel.fit(btr, btr.labels)
+            clf = MILR(C=1.0).fit(sel.transform(btr), btr.labels)
+            aucs[key].append(roc_auc_score(bte.labels, clf.decision_function(sel.transform(bte))))
+    assert np.mean(aucs["midr"]) > 0.85
+    assert np.mean(aucs["midr"]) - np.mean(aucs["lda"]) > 0.05

@@ -1,0 +1,151 @@
+"""MIWrapper (Frank & Xu 2003, "Applying propositional learning algorithms to multi-instance
+data"; Weka ``MIWrapper``; hydr-mi.txt §4.1.2) [mi-wrapper].
+
+Training: every instance inherits its bag's label and a weight, and one single-instance
+scikit-learn classifier (``estimator``: any name :func:`milbench.estimators.make_estimator` knows)
+is fitted on all instances.  Weights (``weighting``):
+
+* ``"inverse"`` (default; Weka's -A 3): w_ij = N / (B · n_i), proportional to 1/|bag|, so every
+  bag carries the same total weight and the average instance weight is 1;
+* ``"none"``: w_ij = 1.
+
+Bag weights passed as ``fit(..., sample_weight=...)`` multiply these (used by bag-level boosting).
+Estimators whose ``fit`` takes no ``sample_weight`` (e.g. k-NN) are fitted unweighted (a
+warning is issued when weighting would matter).
+
+Prediction aggregates instance class probabilities p_ij = P(+ | x_ij) (``aggregation``):
+
+* ``"arithmetic"`` (Weka's default -P 1): P_i = mean_j p_ij;
+* ``"geometric"``: P_i ∝ Π_j p_ij^{1/n_i} normalised against Π_j (1 − p_ij)^{1/n_i}, i.e.
+  log-odds(P_i) = mean_j log-odds(p_ij), with p clipped to [0.001, 0.999] as Weka does;
+* ``"max"``: P_i = max_j p_ij.
+
+``decision_function`` is P_i − 0.5 (arithmetic, max) or the mean log-odds (geometric); both are
+> 0 exactly when P_i > 0.5.  Estimators without ``predict_proba`` (LinearSVC, SVC without
+probability=True) give p = σ(decision_function) — a departure: Weka's SMO without logistic models
+gives 0/1 probabilities.  On singleton bags with ``weighting`` "inverse" or "none" every weight is
+1 and MIWrapper equals its base classifier (tested).
+
+The hydr-mi learners PART (rules) and REPTree are stood in for by scikit-learn's
+DecisionTreeClassifier (``estimator="tree"``); DecisionStump by ``"stump"``; SMO by ``"svm"``;
+NaiveBayes by ``"naive-bayes"``.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from scipy.special import expit
+from sklearn.utils.validation import has_fit_parameter
+
+from ..bags import BagError, check_bags, stack
+from ..base import MILClassifier
+from ..estimators import make_estimator
+
+AGGREGATIONS = ("arithmetic", "geometric", "max")
+WEIGHTINGS = ("inverse", "none")
+_CLIP = 1e-3          # Weka MIWrapper clips instance probabilities to [0.001, 0.999] (geometric)
+
+
+def instance_weights(sizes, weighting, bag_weight=None):
+    """Per-instance training weights from bag sizes (stacked order)."""
+    sizes = np.asarray(sizes)
+    if weighting == "inverse":
+        w = np.repeat(sizes.sum() / (len(sizes) * sizes), sizes).astype(float)
+    elif weighting == "none":
+        w = np.ones(sizes.sum())
+    else:
+        raise ValueError(f"weighting must be one of {WEIGHTINGS}, got {weighting!r}")
+    if bag_weight is not None:
+        bw = np.asarray(bag_weight, dtype=float)
+        w = w * np.repeat(bw * len(bw) / bw.sum(), sizes)
+    return w
+
+
+def positive_proba(est, X):
+    """P(class 1 | x) from a fitted scikit-learn classifier trained on 0/1 labels."""
+    if hasattr(est, "predict_proba"):
+        P = est.predict_proba(X)
+        return P[:, list(est.classes_).index(1)]
+    return expit(est.decision_function(X))
+
+
+def check_sample_weight(sample_weight, n_bags):
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=float)
+    if w.shape != (n_bags,) or (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
+        raise BagError("sample_weight must be one finite non-negative weight per bag, not all zero")
+    return w
+
+
+class MIWrapper(MILClassifier):
+    """Instances inherit bag labels -> any scikit-learn classifier -> aggregate probabilities."""
+
+    def __init__(self, estimator="logistic", estimator_params=None, aggregation="arithmetic",
+                 weighting="inverse", random_state=None):
+        self.estimator = estimator
+        self.estimator_params = estimator_params
+        self.aggregation = aggregation
+        self.weighting = weighting
+        self.random_state = random_state
+
+    def fit(self, X, y, sample_weight=None):
+        bags, y01, classes = check_bags(X, y)
+        self.classes_ = classes
+        self.n_features_in_ = bags[0].shape[1]
+        self._fit(bags, y01, check_sample_weight(sample_weight, len(bags)))
+        return self
+
+    def _fit(self, bags, y01, bag_weight=None):
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {self.aggregation!r}")
+        X, off = stack(bags)
+        sizes = np.diff(off)
+        w = instance_weights(sizes, self.weighting, bag_weight)
+        est = make_estimator(self.estimator, self.estimator_params, self.random_state)
+        yi = np.repeat(y01, sizes)
+        if has_fit_parameter(est, "sample_weight"):
+            est.fit(X, yi, sample_weight=w)
+        else:
+            if not np.allclose(w, w[0]):
+                warnings.warn(f"{type(est).__name__} takes no sample_weight; MIWrapper fits it "
+                              "unweighted", stacklevel=2)
+            est.fit(X, yi)
+        self.estimator_ = est
+
+    def _instance_proba(self, X):
+        return positive_proba(self.estimator_, X)
+
+    def _bag_scores(self, bags):
+        """(decision, P(+)) per bag."""
+        X, off = stack(bags)
+        p = self._instance_proba(X)
+        sizes = np.diff(off)
+        if self.aggregation == "arithmetic":
+            P = np.add.reduceat(p, off[:-1]) / sizes
+            return P - 0.5, P
+        if self.aggregation == "max":
+            P = np.maximum.reduceat(p, off[:-1])
+            return P - 0.5, P
+        pc = np.clip(p, _CLIP, 1 - _CLIP)
+        z = np.add.reduceat(np.log(pc) - np.log1p(-pc), off[:-1]) / sizes
+        return z, expit(z)
+
+    def _decision(self, bags):
+        return self._bag_scores(bags)[0]
+
+    def predict_proba(self, X):
+        P = self._bag_scores(self._check_predict_input(X))[1]
+        return np.column_stack([1.0 - P, P])
+
+    def decision_instances(self, X):
+        """Instance scores whose bag aggregate is ``decision_function``: p − 0.5 (arithmetic,
+        max) or clipped log-odds (geometric), for bags X in stacked order (a 2-D array is read
+        as one-instance bags, i.e. as an instance matrix)."""
+        Xs = np.concatenate(self._check_predict_input(X))
+        p = self._instance_proba(Xs)
+        if self.aggregation == "geometric":
+            pc = np.clip(p, _CLIP, 1 - _CLIP)
+            return np.log(pc) - np.log1p(-pc)
+        return p - 0.5

@@ -1,0 +1,154 @@
+# Graph feature chains (SPEC §5, milsd.txt §3): WebKB pages -> `webkb-<task>` bags with a
+# hyperlink graph, and Trx protein bags + similarity / kNN graph -> `protein-graph`.
+# Settings: config `chains: webkb:` and `chains: protein_graph:` (defaults below).
+#
+#   source (webkb_synthetic | webkb_extract of the fetched archive | a user folder)
+#     -> webkb_parse (pages + resolved links) -> webkb_bags (one per task)
+#     -> results/bags/webkb-{course,faculty,student}/   (edges.parquet: bag + instance level)
+#   protein raw (fetch_raw or the `mil` package offline) -> protein_graph
+#     -> results/bags/protein-graph/
+
+import copy
+
+WEBKB_DEFAULTS = {
+    "source": "synthetic",      # synthetic | <archive .tar.gz/.tgz/.tar/.zip> | <folder>
+    "max_features": 3000,       # vocabulary size (instances are stored dense float32)
+    "min_df": 2,                # a term must occur in >= min_df passages
+    "passage_words": 50,        # window width, stemmed non-stop-word tokens
+    "passage_stride": 50,       # 50 = non-overlapping; 25 = half-overlapping (Andrews et al.)
+    "seed": 0,                  # seed of the negative sample of every task
+    "synthetic": {"seed": 0, "sizes": None},
+}
+WEBKB = copy.deepcopy(WEBKB_DEFAULTS)
+WEBKB.update({k: v for k, v in config.get("chains", {}).get("webkb", {}).items() if k != "synthetic"})
+WEBKB["synthetic"].update(config.get("chains", {}).get("webkb", {}).get("synthetic", {}))
+WEBKB_CHAIN = "results/chains/webkb"
+WEBKB_TASKS = ("course", "faculty", "student", "project", "department", "staff", "other")
+_WEBKB_ARCHIVE = (".tar.gz", ".tgz", ".tar", ".zip", ".tar.bz2", ".tar.xz")
+
+PROTEIN_GRAPH_DEFAULTS = {
+    "table": None,              # user pairwise score table (a, b, score); None = kNN substitute
+    "threshold": 25.0,          # edge when score > threshold (clustalw score in the paper)
+    "k": 5,                     # neighbours of the kNN substitute graph
+}
+PROTEIN_GRAPH = {**PROTEIN_GRAPH_DEFAULTS, **config.get("chains", {}).get("protein_graph", {})}
+
+
+def webkb_site_dir():
+    src = str(WEBKB["source"])
+    if src == "synthetic":
+        return "results/raw/synthetic-webkb"
+    if src.lower().endswith(_WEBKB_ARCHIVE):
+        return "results/raw/webkb-site"
+    return src
+
+
+def webkb_raw_files():
+    src = str(WEBKB["source"])
+    return [src] if src.lower().endswith(_WEBKB_ARCHIVE) else []
+
+
+rule webkb_synthetic:
+    """SYNTHETIC hyperlinked site in WebKB's layout (labelled synthetic downstream)."""
+    output:
+        directory("results/raw/synthetic-webkb"),
+    params:
+        cfg=WEBKB["synthetic"],
+    log:
+        "results/logs/chains/webkb_synthetic.log",
+    benchmark:
+        "results/benchmarks/chains/webkb_synthetic.tsv"
+    resources:
+        runtime=5,
+    script:
+        "../scripts/webkb_synthetic.py"
+
+
+rule webkb_extract:
+    """WebKB archive (fetched via the manifest / mirror, or a local path) -> folder, safely."""
+    input:
+        webkb_raw_files(),
+    output:
+        directory("results/raw/webkb-site"),
+    log:
+        "results/logs/chains/webkb_extract.log",
+    benchmark:
+        "results/benchmarks/chains/webkb_extract.tsv"
+    resources:
+        runtime=10,
+    script:
+        "../scripts/webkb_extract.py"
+
+
+rule webkb_parse:
+    """Pages: MIME header stripped, markup removed, stop words, Porter stems; hrefs resolved."""
+    input:
+        webkb_site_dir(),
+    output:
+        pages=f"{WEBKB_CHAIN}/pages.parquet",
+        links=f"{WEBKB_CHAIN}/links.parquet",
+        info=f"{WEBKB_CHAIN}/site.json",
+    params:
+        synthetic=WEBKB["source"] == "synthetic",
+        source=str(WEBKB["source"]),
+        raw_files=webkb_raw_files(),
+    conda:
+        "../../envs/milbench.yaml"
+    log:
+        "results/logs/chains/webkb_parse.log",
+    benchmark:
+        "results/benchmarks/chains/webkb_parse.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    script:
+        "../scripts/webkb_parse.py"
+
+
+rule webkb_bags:
+    """Task `webkb-<task>`: all pages of the class vs an equal seeded sample of the others."""
+    input:
+        pages=f"{WEBKB_CHAIN}/pages.parquet",
+        links=f"{WEBKB_CHAIN}/links.parquet",
+        info=f"{WEBKB_CHAIN}/site.json",
+    output:
+        bags_of("webkb-{task}") + ["results/bags/webkb-{task}/edges.parquet"],
+    params:
+        cfg={k: v for k, v in WEBKB.items() if k not in ("synthetic", "source")},
+    wildcard_constraints:
+        task="|".join(WEBKB_TASKS),
+    conda:
+        "../../envs/milbench.yaml"
+    log:
+        "results/logs/bags/webkb-{task}.log",
+    benchmark:
+        "results/benchmarks/bags/webkb-{task}.tsv"
+    resources:
+        mem_mb=4000,
+        runtime=20,
+    script:
+        "../scripts/webkb_bags.py"
+
+
+rule protein_graph:
+    """Trx bags + bag graph: user score table > threshold, else the kNN substitute (labelled)."""
+    input:
+        raw=[] if config.get("offline", False) else
+            [f"results/raw/{f['path']}" for f in MANIFEST["protein"]["files"]],
+        table=[PROTEIN_GRAPH["table"]] if PROTEIN_GRAPH["table"] else [],
+    output:
+        bags_of("protein-graph") + ["results/bags/protein-graph/edges.parquet"],
+    params:
+        cfg=PROTEIN_GRAPH,
+        offline=config.get("offline", False),
+    conda:
+        "../../envs/milbench.yaml"
+    log:
+        "results/logs/bags/protein-graph.log",
+    benchmark:
+        "results/benchmarks/bags/protein-graph.tsv"
+    resources:
+        mem_mb=2000,
+        runtime=10,
+    script:
+        "../scripts/protein_graph.py"

@@ -1,0 +1,7 @@
+"""Rule corel_extract: a Corel image archive (.tar.gz / .zip) -> folder (safe extraction)."""
+from milbench.runlog import setup
+from milbench.sources import safe_extract
+
+log = setup(snakemake)  # noqa: F821 - injected by Snakemake
+safe_extract(snakemake.input[0], snakemake.output[0])
+log.info("extracted %s -> %s", snakemake.input[0], snakemake.output[0])

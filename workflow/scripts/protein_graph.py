@@ -1,0 +1,18 @@
+"""Rule protein_graph: Trx protein bags + bag graph (user score table > threshold, else the
+labelled kNN substitute) -> `protein-graph`."""
+import _paths  # noqa: F401 - puts workflow/ on sys.path
+from pathlib import Path
+
+from milbench.graphs.protein import build_protein_graph
+from milbench.runlog import setup
+from milbench.sources import load_builtin
+from milbench.store import write_bags
+
+log = setup(snakemake)  # noqa: F821 - injected by Snakemake
+c = snakemake.params.cfg
+bags = load_builtin("protein", raw_dir="results/raw", offline=snakemake.params.offline)
+out = build_protein_graph(bags, table=c.get("table"), threshold=c["threshold"], k=c["k"])
+out.meta["params"] = dict(c)
+write_bags(out, Path(snakemake.output[0]).parent)
+log.info("protein-graph: %d bags, %d edges, graph source: %s", len(out), len(out.edges),
+         out.meta["graph_source"])

@@ -1,0 +1,10 @@
+"""Rule webkb_synthetic: a SYNTHETIC hyperlinked site in WebKB's layout (offline quickstart)."""
+import _paths  # noqa: F401 - puts workflow/ on sys.path
+
+from milbench.graphs.synthetic_site import make_site
+from milbench.runlog import setup
+
+log = setup(snakemake)  # noqa: F821 - injected by Snakemake
+p = dict(snakemake.params.cfg)
+site = make_site(snakemake.output[0], sizes=p.get("sizes"), seed=p.get("seed", 0))
+log.info("SYNTHETIC WebKB-layout site written to %s (%s)", site, p)
