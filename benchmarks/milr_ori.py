@@ -37,7 +37,8 @@ def one(args):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repeats", type=int, default=10)
-    ap.add_argument("--combine", default="softmax")
+    ap.add_argument("--combine", nargs="+", default=["softmax"],
+                    help="several values: chosen by the inner CV together with C")
     ap.add_argument("--alpha", type=float, default=3.5)
     ap.add_argument("--scale", default="minmax")
     ap.add_argument("--C", type=float, nargs="+", default=[0.01, 0.1, 1.0, 10.0, 100.0])
@@ -46,9 +47,11 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count())
     a = ap.parse_args()
     protocol = {"kind": "kfold", "folds": 5, "repeats": a.repeats, "seed": 0}
+    tune = {k: v for k, v in (("C", a.C), ("combine", a.combine)) if len(v) > 1}
+    fixed = {k: v[0] for k, v in (("C", a.C), ("combine", a.combine)) if len(v) == 1}
     method = {"selector": {"name": "none"},
-              "classifier": {"name": "milr", "combine": a.combine, "alpha": a.alpha,
-                             **({"tune": {"C": a.C}} if len(a.C) > 1 else {"C": a.C[0]})}}
+              "classifier": {"name": "milr", "alpha": a.alpha, **fixed,
+                             **({"tune": tune} if tune else {})}}
     tasks = [(n, protocol, method, a.scale, r, f, a.inner)
              for n in a.datasets for r, f in fold_keys(protocol)]
     with ProcessPoolExecutor(a.jobs) as ex:

@@ -26,6 +26,10 @@ CLASSIFIERS = {
     "mi-boost": "milbench.classifiers.miboost:MIBoost",
     "mi-bagging": "milbench.classifiers.ensembles:MIBagging",
     "mi-adaboost": "milbench.classifiers.ensembles:MIAdaBoost",
+    "mi-svm": "milbench.classifiers.misvm:MiSVM",
+    "MI-svm": "milbench.classifiers.misvm:MISVM",
+    "mi-kernel-svm": "milbench.classifiers.set_kernel:SetKernelSVM",
+    "citation-knn": "milbench.classifiers.citation_knn:CitationKNN",
 }
 
 

@@ -1,0 +1,258 @@
+"""mi-SVM and MI-SVM (Andrews, Tsochantaridis & Hofmann, NIPS 2003) [mi-svm], [MI-svm].
+
+Both are the paper's alternating heuristics around a standard soft-margin SVM (scikit-learn
+``SVC``; linear, RBF or polynomial kernel).  A bag's score is the max of its instances' SVM
+outputs, F(B) = max_{x∈B} f(x), f(x) = ⟨w, φ(x)⟩ + b.
+
+mi-SVM (instance level, Andrews et al. Fig. 1 / optimisation problem (2)):
+  initialise y_i = Y_I for every instance; repeat: fit the SVM on all instances with the
+  imputed labels; for instances of positive bags set y_i = sgn f_i (f_i = 0 counts as +1); in
+  every positive bag whose instances are now all negative set y_{argmax f_i} = +1 (at least one
+  positive per positive bag); negative-bag instances stay −1; until the imputed labels repeat
+  (or ``max_iter`` SVM fits).
+
+MI-SVM (bag level, Andrews et al. Fig. 2 / problem (5)):
+  initialise each positive bag's witness as its mean instance x̄_I; repeat: fit the SVM on
+  {witnesses (+1)} ∪ {all instances of negative bags (−1)}; set s(I) = argmax_{i∈I} f_i; until
+  the selectors repeat (or ``max_iter`` fits).
+
+Departures / choices (stated, not hidden):
+* MI-SVM: in Andrews' problem (5) all instances of one negative bag share one slack ξ_I (dual:
+  Σ_{i∈I} α_i ≤ C).  SVC cannot express that coupling, so every negative instance has its own
+  slack (the usual practical reading, identical to mi-SVM's treatment of negatives).
+* C scaling is a parameter, ``C_scaling`` ∈ {"none", "n_bags", "n_instances", "n_examples"}:
+  the SVC's C is C divided by that count of the *training* set ("n_examples" = number of
+  examples in the SVM: all instances for mi-SVM, negative instances + positive bags for MI-SVM,
+  the convention of the misvm package).  Default "none": C is passed to SVC unchanged.
+* ``gamma=None`` means 1/n_features (fixed at fit, not re-estimated per iteration).
+* ``precompute``: "auto" computes the training-instance kernel matrix once and trains SVC with
+  ``kernel="precomputed"`` (the matrix is re-used across iterations; MI-SVM sub-indexes it) when
+  there are at most ``precompute_max`` training instances; otherwise SVC's native kernel is used.
+  Both give the same model up to solver round-off.
+* Ties in argmax go to the first instance of the bag (deterministic).
+
+Instance outputs: ``decision_instances(X)`` (f for every instance, stacked in bag order) and
+``predict_instances(X)`` (class labels of instances, f > 0).
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
+from sklearn.svm import SVC
+
+from ..bags import stack
+from ..base import MILClassifier
+from .set_kernel import resolve_gamma, scaled_C
+
+KERNELS = ("linear", "rbf", "poly")
+PRECOMPUTE = ("auto", True, False)
+
+
+class _InstanceSVM:
+    """SVC on a subset of a fixed pool of training rows, native or precomputed kernel."""
+
+    def __init__(self, X, kernel, gamma, degree, coef0, tol, precompute, cache_size):
+        self.X = X
+        self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, coef0
+        self.tol, self.cache_size = tol, cache_size
+        self.precompute = precompute
+        self.K = self.kfun(X, X) if precompute else None
+        self.n_fits = 0
+
+    def kfun(self, A, B):
+        if self.kernel == "linear":
+            return linear_kernel(A, B)
+        if self.kernel == "rbf":
+            return rbf_kernel(A, B, gamma=self.gamma)
+        return polynomial_kernel(A, B, degree=self.degree, gamma=self.gamma, coef0=self.coef0)
+
+    def fit(self, rows, y, C, extra=None):
+        """Fit on pool rows ``rows`` (plus optional extra (m, d) rows appended) with labels y."""
+        self.rows = np.asarray(rows)
+        self.extra = extra
+        self.n_fits += 1
+        if self.precompute:
+            full = len(self.rows) == len(self.X) and (self.rows == np.arange(len(self.X))).all()
+            K = self.K if full else self.K[np.ix_(self.rows, self.rows)]
+            if extra is not None:
+                Kxe = self.kfun(self.X[self.rows], extra)
+                K = np.block([[K, Kxe], [Kxe.T, self.kfun(extra, extra)]])
+            self.svc = SVC(kernel="precomputed", C=C, tol=self.tol, cache_size=self.cache_size)
+            self.svc.fit(K, y)
+        else:
+            Xt = self.X[self.rows] if extra is None else np.vstack([self.X[self.rows], extra])
+            self.svc = SVC(kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                           coef0=self.coef0, C=C, tol=self.tol, cache_size=self.cache_size)
+            self.svc.fit(Xt, y)
+        return self
+
+    def decision_pool(self, sub):
+        """f(x) for pool rows ``sub`` (cheap with a precomputed kernel)."""
+        if not self.precompute:
+            return self.svc.decision_function(self.X[sub])
+        # f = Σ_sv dual_coef · k(x, sv) + intercept (scikit-learn's binary sign convention)
+        sv, coef = self.svc.support_, self.svc.dual_coef_[0]
+        n = len(self.rows)
+        own = sv < n
+        f = self.K[np.ix_(sub, self.rows[sv[own]])] @ coef[own] + self.svc.intercept_[0]
+        if (~own).any():
+            f += self.kfun(self.X[sub], self.extra[sv[~own] - n]) @ coef[~own]
+        return f
+
+    def freeze(self):
+        """Drop the pool; keep only what prediction on new data needs."""
+        sv = self.svc.support_
+        n = len(self.rows)
+        own = sv < n
+        pts = np.empty((len(sv), self.X.shape[1]))
+        pts[own] = self.X[self.rows[sv[own]]]
+        if (~own).any():
+            pts[~own] = self.extra[sv[~own] - n]
+        self.sv_points = pts
+        self.K = self.X = self.extra = None
+        return self
+
+    def decision(self, Xq):
+        if not self.precompute:
+            return self.svc.decision_function(Xq)
+        return self.kfun(Xq, self.sv_points) @ self.svc.dual_coef_[0] + self.svc.intercept_[0]
+
+
+class _MISVMBase(MILClassifier):
+    def __init__(self, kernel="linear", C=1.0, C_scaling="none", gamma=None, degree=3,
+                 coef0=1.0, max_iter=50, tol=1e-3, precompute="auto", precompute_max=3000,
+                 cache_size=200):
+        self.kernel = kernel
+        self.C = C
+        self.C_scaling = C_scaling
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.max_iter = max_iter
+        self.tol = tol
+        self.precompute = precompute
+        self.precompute_max = precompute_max
+        self.cache_size = cache_size
+
+    def _setup(self, bags):
+        if self.kernel not in KERNELS:
+            raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
+        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 1):
+            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
+        if self.precompute not in PRECOMPUTE:
+            raise ValueError(f"precompute must be one of {PRECOMPUTE}, got {self.precompute!r}")
+        X, off = stack(bags)
+        X = np.asarray(X, dtype=float)
+        self.gamma_ = resolve_gamma(self.gamma, X.shape[1])
+        pre = (len(X) <= self.precompute_max) if self.precompute == "auto" \
+            else bool(self.precompute)
+        svm = _InstanceSVM(X, self.kernel, self.gamma_, self.degree, self.coef0, self.tol, pre,
+                           self.cache_size)
+        return X, off, svm
+
+    def decision_instances(self, X):
+        """SVM output f(x) for every instance, stacked in bag order (rows of ``stack(X)``)."""
+        bags = self._check_predict_input(X)
+        return self.svm_.decision(np.concatenate(bags))
+
+    def predict_instances(self, X):
+        """Instance class labels (``classes_[1]`` where f(x) > 0), stacked in bag order."""
+        return self.classes_[(self.decision_instances(X) > 0).astype(int)]
+
+    def _decision(self, bags):
+        f = self.svm_.decision(np.concatenate(bags))
+        offsets = np.concatenate([[0], np.cumsum([len(b) for b in bags])])
+        return np.maximum.reduceat(f, offsets[:-1])
+
+
+class MiSVM(_MISVMBase):
+    """mi-SVM of Andrews et al. (2003): instance-label imputation (see module docstring).
+
+    Parameters: kernel "linear" | "rbf" | "poly"; C; C_scaling "none" | "n_bags" |
+    "n_instances" | "n_examples" (= n_instances here); gamma (None = 1/d), degree, coef0;
+    max_iter (SVM fits); tol (SVC); precompute "auto" | True | False.
+    After fit: ``diagnostics_`` {n_iter, converged, n_label_changes_last, n_support}.
+    """
+
+    def _fit(self, bags, y01):
+        X, off, svm = self._setup(bags)
+        sizes = np.diff(off)
+        bag_of = np.repeat(np.arange(len(bags)), sizes)
+        in_pos = y01[bag_of] == 1
+        C = scaled_C(self.C, self.C_scaling, n_bags=len(bags), n_instances=len(X),
+                     n_examples=len(X))
+        rows = np.arange(len(X))
+        labels = in_pos.astype(int)           # y_i = Y_I initially
+        converged, changes = False, -1
+        pos_rows = np.flatnonzero(in_pos)
+        for _ in range(self.max_iter):
+            svm.fit(rows, labels, C)
+            f = np.full(len(X), -np.inf)         # negatives are fixed: only + bags are scored
+            f[pos_rows] = svm.decision_pool(pos_rows)
+            new = np.where(in_pos, (f >= 0).astype(int), 0)
+            # at least one positive instance per positive bag: its argmax
+            n_pos = np.add.reduceat(new, off[:-1])
+            empty = np.flatnonzero((n_pos == 0) & (y01 == 1))
+            if len(empty):
+                fmax = np.maximum.reduceat(f, off[:-1])
+                hit = (f == fmax[bag_of]) & np.isin(bag_of, empty)
+                first = np.flatnonzero(hit)
+                first = first[np.unique(bag_of[first], return_index=True)[1]]
+                new[first] = 1
+            changes = int((new != labels).sum())
+            if changes == 0:
+                converged = True
+                break
+            labels = new
+        self.svm_ = svm.freeze()
+        self.instance_labels_ = labels
+        self.C_ = C
+        self.diagnostics_ = {"n_iter": svm.n_fits, "converged": int(converged),
+                             "n_label_changes_last": changes,
+                             "n_support": int(len(svm.svc.support_)), "C_effective": C}
+
+
+class MISVM(_MISVMBase):
+    """MI-SVM of Andrews et al. (2003): witness selection per positive bag (module docstring).
+
+    Parameters as :class:`MiSVM`; "n_examples" C scaling = negative instances + positive bags.
+    After fit: ``witnesses_`` (row of each positive bag's witness in the stacked training
+    instances) and ``diagnostics_`` {n_iter, converged, n_selector_changes_last, n_support}.
+    """
+
+    def _fit(self, bags, y01):
+        X, off, svm = self._setup(bags)
+        sizes = np.diff(off)
+        bag_of = np.repeat(np.arange(len(bags)), sizes)
+        pos_bags = np.flatnonzero(y01 == 1)
+        neg_rows = np.flatnonzero(y01[bag_of] == 0)
+        n_ex = len(neg_rows) + len(pos_bags)
+        C = scaled_C(self.C, self.C_scaling, n_bags=len(bags), n_instances=len(X),
+                     n_examples=n_ex)
+        labels = np.r_[np.zeros(len(neg_rows), int), np.ones(len(pos_bags), int)]
+        pos_mask = y01[bag_of] == 1
+        pos_off = np.concatenate([[0], np.cumsum(sizes[pos_bags])])
+        pos_rows = np.flatnonzero(pos_mask)
+        # initial witnesses: positive-bag means (not training rows -> passed as extra points)
+        means = np.add.reduceat(X[pos_rows], pos_off[:-1], axis=0) / sizes[pos_bags][:, None]
+        selectors, converged, changes = None, False, -1
+        svm.fit(neg_rows, labels, C, extra=means)
+        for _ in range(self.max_iter - 1):
+            f = svm.decision_pool(pos_rows)
+            fmax = np.maximum.reduceat(f, pos_off[:-1])
+            local_bag = np.repeat(np.arange(len(pos_bags)), sizes[pos_bags])
+            hit = np.flatnonzero(f == fmax[local_bag])
+            new = pos_rows[hit[np.unique(local_bag[hit], return_index=True)[1]]]
+            if selectors is not None:
+                changes = int((new != selectors).sum())
+                if changes == 0:
+                    converged = True
+                    break
+            selectors = new
+            svm.fit(np.r_[neg_rows, selectors], labels, C)
+        self.svm_ = svm.freeze()
+        self.witnesses_ = selectors
+        self.C_ = C
+        self.diagnostics_ = {"n_iter": svm.n_fits, "converged": int(converged),
+                             "n_selector_changes_last": changes,
+                             "n_support": int(len(svm.svc.support_)), "C_effective": C}
