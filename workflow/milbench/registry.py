@@ -30,6 +30,10 @@ CLASSIFIERS = {
     "MI-svm": "milbench.classifiers.misvm:MISVM",
     "mi-kernel-svm": "milbench.classifiers.set_kernel:SetKernelSVM",
     "citation-knn": "milbench.classifiers.citation_knn:CitationKNN",
+    "miordm": "milbench.classifiers.miordm:MIORDM",
+    "kisvm": "milbench.classifiers.kisvm:KISVM",
+    "mildm": "milbench.classifiers.mildm:MILDM",
+    "mirsvm": "milbench.classifiers.mirsvm:MIRSVM",
 }
 
 
