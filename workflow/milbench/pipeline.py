@@ -158,11 +158,18 @@ def aggregate(run_files):
 
 
 def summarise(scores, metrics=("accuracy", "auroc")):
-    """Mean and std of each metric and of fit time per dataset × method."""
+    """Mean and std of each metric and of fit time per dataset × method (× training ratio),
+    carrying each method's parameter columns (sel.*, clf.*) and the synthetic flag."""
     keys = ["dataset", "method", "selector", "classifier"]
+    if scores["train_ratio"].notna().any():
+        keys.append("train_ratio")
     cols = [m for m in metrics if m in scores] + ["fit_seconds", "predict_seconds", "n_features"]
-    g = scores.groupby(keys, sort=True)[cols]
-    out = g.mean().add_suffix("_mean").join(g.std(ddof=1).add_suffix("_std"))
+    g = scores.groupby(keys, sort=True, dropna=False)
+    out = g[cols].mean().add_suffix("_mean").join(g[cols].std(ddof=1).add_suffix("_std"))
     out["n"] = g.size()
-    ordered = [f"{c}_{s}" for c in cols for s in ("mean", "std")] + ["n"]
-    return out[ordered].reset_index()
+    out = out[[f"{c}_{s}" for c in cols for s in ("mean", "std")] + ["n"]]
+    params = [c for c in scores.columns if c.startswith(("sel.", "clf."))]
+    if params:
+        out = out.join(g[params].first())
+    out["synthetic"] = g["synthetic"].any()
+    return out.reset_index()

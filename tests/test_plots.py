@@ -1,0 +1,243 @@
+"""Figures: every kind renders a valid PNG and SVG with the expected series."""
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from milbench import plots as P
+from milbench import stats as S
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _valid(paths):
+    assert len(paths) == 2
+    png, svg = paths
+    assert png.suffix == ".png" and svg.suffix == ".svg"
+    data = png.read_bytes()
+    assert data[:8] == PNG_MAGIC and len(data) > 5000
+    root = ET.parse(svg).getroot()
+    assert root.tag.endswith("svg")
+
+
+def _texts(fig):
+    out = [t.get_text() for ax in fig.axes for t in ax.texts]
+    out += [ax.get_title() for ax in fig.axes] + [fig._suptitle.get_text()
+                                                    if fig._suptitle else ""]
+    return out
+
+
+@pytest.fixture(scope="module")
+def features_scores():
+    return S.synthetic_scores(1, datasets=("musk1", "fox"), n_features=(10, 20, 40, 80),
+                              repeats=1, folds=3)
+
+
+@pytest.fixture(scope="module")
+def ratio_scores():
+    return S.synthetic_scores(2, datasets=("tiger", "faculty"),
+                              train_ratios=(0.1, 0.2, 0.3, 0.5), repeats=3, folds=1,
+                              methods=[("none", "miordm", 0.05), ("none", "citation-knn", 0.0),
+                                       ("none", "emdd", -0.02)])
+
+
+@pytest.fixture(scope="module")
+def grid_scores():
+    rng = np.random.default_rng(0)
+    rows = []
+    for d in ("tiger", "sival-cd"):
+        for lam in [2.0 ** k for k in range(0, 11, 2)]:
+            for th in (0.1, 0.5, 0.9):
+                if d == "sival-cd" and lam == 1.0 and th == 0.1:
+                    continue                                  # an empty cell
+                for f in range(2):
+                    rows.append(dict(experiment="miordm", dataset=d, selector="none",
+                                     classifier="miordm", method=f"miordm(l={lam},t={th})",
+                                     fold=f, repeat=0, synthetic=True,
+                                     **{"clf.lambda": lam, "clf.theta": th},
+                                     accuracy=0.6 + 0.02 * np.log2(lam) + rng.normal(0, .01)))
+    return pd.DataFrame(rows)
+
+
+def test_vs_features_one_line_and_band_per_series(features_scores, tmp_path):
+    fig = P.plot_vs_features(features_scores, "accuracy")
+    axes = [ax for ax in fig.axes if ax.get_visible() and ax.lines]
+    assert len(axes) == 2                                  # one panel per data set
+    for ax in axes:
+        assert len(ax.lines) == 4                          # 4 selector+classifier series
+        assert len(ax.collections) == 4                    # ±std bands
+        assert {ln.get_label() for ln in ax.lines} == {"none + milr", "pca + milr",
+                                                       "relieff-mi + milr", "midr + milr"}
+        xs = ax.lines[0].get_xdata()
+        assert list(xs) == [10, 20, 40, 80]
+        assert ax.get_xlabel() == "Number of selected features"
+        assert ax.get_ylabel() == "Accuracy"
+    # the plotted mean is the mean over folds
+    ln = [ln for ln in axes[0].lines if ln.get_label() == "midr + milr"][0]
+    sub = features_scores[(features_scores.dataset == "fox")
+                          & (features_scores.selector == "midr")]
+    assert ln.get_ydata() == pytest.approx(sub.groupby("n_features")["accuracy"].mean().values)
+    assert fig.legends and "[synthetic data]" in fig._suptitle.get_text()
+    _valid(P.save_figure(fig, tmp_path / "vsf"))
+
+
+def test_vs_features_series_keep_varying_classifier_params():
+    rows = []
+    for sel, clf, params in [("pca", "milr", '{"alpha": 3.5, "combine": "softmax"}'),
+                             ("pca", "milr", '{"alpha": 3.5, "combine": "noisy-or"}'),
+                             ("none", "mi-simple", '{"statistic": "minmax"}')]:
+        for nf in (10, 40):
+            for fold in range(2):
+                rows.append(dict(dataset="musk1", selector=sel, classifier=clf,
+                                 classifier_params=params, method=f"{sel}({nf})+{params}",
+                                 n_features=nf, fold=fold, accuracy=0.7 + 0.01 * fold))
+    fig = P.plot_vs_features(pd.DataFrame(rows))
+    labels = sorted(ln.get_label() for ln in fig.axes[0].lines)
+    # the selector size is the x axis; only the varying classifier parameter (combine, not
+    # alpha) separates the two MILR lines
+    assert labels == ["none + mi-simple", "pca + milr(combine=noisy-or)",
+                      "pca + milr(combine=softmax)"]
+
+
+def test_vs_ratio_lines(ratio_scores, tmp_path):
+    fig = P.plot_vs_ratio(ratio_scores, "auroc")
+    axes = [ax for ax in fig.axes if ax.lines]
+    assert len(axes) == 2 and all(len(ax.lines) == 3 for ax in axes)
+    assert list(axes[0].lines[0].get_xdata()) == [0.1, 0.2, 0.3, 0.5]
+    assert axes[0].get_xlabel() == "Training ratio" and axes[0].get_ylabel() == "AUROC"
+    _valid(P.save_figure(fig, tmp_path / "vsr"))
+
+
+def test_heatmap_annotated_cells(grid_scores, tmp_path):
+    fig = P.plot_heatmap(grid_scores, "clf.lambda", "clf.theta", "accuracy")
+    panels = [ax for ax in fig.axes if ax.images]
+    assert len(panels) == 2
+    for ax in panels:
+        assert len(ax.texts) == 6 * 3                     # one annotation per cell
+        assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "4", "16", "64", "256",
+                                                                "1024"]
+    texts = {ax.get_title(): [t.get_text() for t in ax.texts] for ax in panels}
+    assert texts["sival-cd"][0] == "n/a" and "n/a" not in texts["tiger"]
+    tiger = grid_scores[(grid_scores.dataset == "tiger") & (grid_scores["clf.lambda"] == 1024)
+                        & (grid_scores["clf.theta"] == 0.9)]["accuracy"].mean()
+    assert f"{tiger:.3f}" in texts["tiger"]
+    _valid(P.save_figure(fig, tmp_path / "hm"))
+
+
+def test_heatmap_facets(grid_scores):
+    g = grid_scores.copy()
+    g["clf.mu"] = np.where(g["fold"] == 0, 0.6, 0.8)
+    fig = P.plot_heatmap(g[g.dataset == "tiger"], "clf.lambda", "clf.theta",
+                         by=["dataset", "clf.mu"])
+    titles = [ax.get_title() for ax in fig.axes if ax.images]
+    assert titles == ["tiger, clf.mu=0.6", "tiger, clf.mu=0.8"]
+
+
+def test_runtime_bars(tmp_path):
+    from matplotlib.container import BarContainer
+
+    sc = S.synthetic_scores(3)
+    fig = P.plot_runtime(sc)
+    ax = fig.axes[0]
+    bars = [c for c in ax.containers if isinstance(c, BarContainer)]
+    assert len(bars) == 4 and all(len(b) == 5 for b in bars)    # 4 methods x 5 data sets
+    means = sc.groupby(["method", "dataset"])["fit_seconds"].mean()
+    midr = [b for b in bars if b.get_label() == "midr+milr"][0]
+    assert [p.get_height() for p in midr] == pytest.approx(means["midr+milr"].values)
+    assert ax.get_ylabel() == "Training time (s)"
+    _valid(P.save_figure(fig, tmp_path / "rt"))
+    # many methods: one panel per data set, one horizontal bar per method
+    many = S.synthetic_scores(4, datasets=("musk1", "fox"), repeats=1, folds=2,
+                              methods=[("none", f"clf{i}", 0.0) for i in range(14)])
+    fig = P.plot_runtime(many)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(panels) == 2
+    labels = [t.get_text() for t in panels[0].get_yticklabels()]
+    assert len(labels) == 14 and labels[:3] == ["none+clf0", "none+clf1", "none+clf2"]
+    assert labels[-1] == "none+clf13"                  # natural order, not clf1, clf10, ...
+
+
+def test_cd_diagram_nemenyi_and_bonferroni_dunn(tmp_path):
+    R = pd.Series({"a": 1.2, "b": 2.0, "c": 3.1, "d": 3.7})
+    fig = P.cd_diagram(R, 1.0, title="t")
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.texts]
+    for m in R.index:
+        assert any(lab.startswith(f"{m} (") for lab in labels)
+    assert "CD = 1.000 (Nemenyi)" in labels
+    thick = [ln for ln in ax.lines if ln.get_linewidth() >= 4]
+    assert len(thick) == len(S.nemenyi_cliques(R, 1.0)) == 2
+    _valid(P.save_figure(fig, tmp_path / "cd"))
+    fig = P.cd_diagram(R, 1.5, control="a", test_label="Bonferroni-Dunn")
+    ax = fig.axes[0]
+    assert not [ln for ln in ax.lines if ln.get_linewidth() >= 4]
+    assert len(ax.collections) == 1                   # the control's CD band
+    bold = [t for t in ax.texts if t.get_fontweight() == "bold"]
+    assert [t.get_text() for t in bold] == ["a (1.20)"]
+
+
+def test_make_figures_every_kind(features_scores, grid_scores, tmp_path):
+    cfg = [{"kind": "cd", "metric": "accuracy"},
+           {"kind": "cd", "metric": "auroc", "control": "midr(n_features=40)+milr",
+            "filter": {"n_features": 40}, "name": "cd_bd"},
+           {"kind": "vs-features", "metric": "auroc"},
+           {"kind": "vs-ratio"},
+           {"kind": "runtime", "metric": "total_seconds"}]
+    paths = P.make_figures(features_scores, cfg, tmp_path)
+    assert [p.name for p in paths] == [
+        "cd_accuracy.png", "cd_accuracy.svg", "cd_bd.png", "cd_bd.svg",
+        "vs-features_auroc.png", "vs-features_auroc.svg", "vs-ratio_accuracy.png",
+        "vs-ratio_accuracy.svg", "runtime_total_seconds.png", "runtime_total_seconds.svg"]
+    for i in range(0, len(paths), 2):
+        _valid(paths[i: i + 2])
+    hm = P.make_figures(grid_scores, [{"kind": "heatmap", "x": "clf.lambda",
+                                       "y": "clf.theta"}], tmp_path)
+    _valid(hm)
+    # spellings used in config/paper/*.yaml: critical-difference with a control named by
+    # its selector, ratio-curve, heatmap facets
+    al = P.make_figures(features_scores, [
+        {"kind": "critical-difference", "control": "midr", "filter": {"n_features": 40}},
+        {"kind": "ratio-curve"}], tmp_path / "alias")
+    assert [p.name for p in al] == ["cd_accuracy.png", "cd_accuracy.svg",
+                                    "vs-ratio_accuracy.png", "vs-ratio_accuracy.svg"]
+    with pytest.raises(ValueError, match="needs x and y"):
+        P.make_figures(grid_scores, [{"kind": "heatmap"}], tmp_path)
+    with pytest.raises(ValueError, match="kind"):
+        P.make_figures(grid_scores, [{"kind": "pie"}], tmp_path)
+
+
+def test_default_figures_rules(features_scores, ratio_scores):
+    one = S.synthetic_scores(5, datasets=("musk1",), methods=[("none", "milr", 0.0)])
+    assert [f["kind"] for f in P.default_figures(one)] == ["runtime"]
+    kinds = [(f["kind"], f["metric"]) for f in P.default_figures(features_scores)]
+    assert kinds == [("runtime", "fit_seconds"), ("vs-features", "accuracy"),
+                     ("vs-features", "auroc"), ("cd", "accuracy"), ("cd", "auroc")]
+    kinds = [f["kind"] for f in P.default_figures(ratio_scores)]
+    assert kinds == ["runtime", "vs-ratio", "vs-ratio", "cd", "cd"]
+
+
+def test_make_figures_defaults_and_determinism(ratio_scores, tmp_path):
+    a = P.make_figures(ratio_scores, None, tmp_path / "a")
+    assert [p.name for p in a] == [
+        "runtime_fit_seconds.png", "runtime_fit_seconds.svg", "vs-ratio_accuracy.png",
+        "vs-ratio_accuracy.svg", "vs-ratio_auroc.png", "vs-ratio_auroc.svg",
+        "cd_accuracy.png", "cd_accuracy.svg", "cd_auroc.png", "cd_auroc.svg"]
+    b = P.make_figures(ratio_scores, [{"kind": "cd", "metric": "auroc"}], tmp_path / "b")
+    assert a[-2].read_bytes() == b[0].read_bytes()    # byte-identical PNG
+    assert a[-1].read_bytes() == b[1].read_bytes()    # and SVG
+
+
+def test_cd_with_too_few_blocks_draws_explanation(tmp_path):
+    sc = S.synthetic_scores(6, datasets=("musk1",))
+    paths = P.make_figures(sc, [{"kind": "cd"}], tmp_path)
+    _valid(paths)
+
+
+def test_importing_plots_does_not_import_matplotlib():
+    code = "import sys, milbench.plots; print('matplotlib' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip() == "False"

@@ -1,0 +1,228 @@
+"""Reproduction targets (SPEC §7) and the ours-vs-paper table."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from milbench.reproduction import EXPERIMENTS, TOLERANCE, reproduction_table, targets
+
+
+def _t(exp, **kw):
+    t = targets(exp)
+    for k, v in kw.items():
+        t = t[t[k] == v]
+    return t
+
+
+def test_targets_cover_the_five_papers():
+    t = targets()
+    assert set(t["experiment"]) == set(EXPERIMENTS)
+    assert set(t["kind"]) == {"value", "reference", "statistic", "qualitative", "unavailable"}
+    assert not t.duplicated(["experiment", "source", "dataset", "paper_method", "metric"]).any()
+    v = t[t["kind"] == "value"]
+    assert v["target"].between(0, 1).all() and v["tolerance"].notna().all()
+    assert targets("hydr-mi").equals(targets("hydr"))
+    assert targets("cvfs-mil").equals(targets("cvfs"))
+    with pytest.raises(KeyError):
+        targets("nonsense")
+
+
+@pytest.mark.parametrize("method,values", [
+    ("ORI", [.916, .927, .921, .694, .946]), ("PCA", [.916, .921, .922, .695, .930]),
+    ("LDA", [.791, .813, .902, .587, .850]), ("MIDR", [.946, .955, .943, .778, .950])])
+def test_spec_midr_targets(method, values):
+    t = _t("midr", paper_method=method, metric="auroc").set_index("dataset")
+    assert t.loc[["musk1", "musk2", "elephant", "fox", "tiger"], "target"].tolist() == values
+
+
+def test_spec_milsd_targets():
+    acc = _t("milsd", metric="accuracy").set_index(["dataset", "paper_method"])["target"]
+    assert acc[("course", "B-MILSD")] == pytest.approx(.972)
+    assert acc[("faculty", "B-MILSD")] == pytest.approx(.952)
+    assert acc[("student", "B-MILSD")] == pytest.approx(.927)
+    assert [acc[("protein", m)] for m in ("B-MILSD", "LC-MF", "I-miSVM", "B-miSVM")] == \
+        pytest.approx([.962, .952, .922, .827])
+    sec = _t("milsd", metric="fit_seconds", dataset="protein", paper_method="B-MILSD")
+    assert sec["target"].item() == 1.7 and sec["kind"].item() == "reference"
+    ascot = _t("milsd", dataset="ascot")
+    assert len(ascot) == 8 and (ascot["kind"] == "unavailable").all()
+    assert _t("milsd", dataset="course")["train_ratio"].eq(0.2).all()
+
+
+def test_spec_miordm_targets():
+    acc = _t("miordm", metric="accuracy").set_index(["paper_method", "dataset"])["target"]
+    spec = {"MIORDM": dict(musk1=.759, musk2=.733, tiger=.831, elephant=.796, fox=.583,
+                           faculty=.938),
+            "C-KNN": dict(musk1=.873, musk2=.814, tiger=.748, elephant=.784, fox=.594),
+            "EMDD": dict(musk1=.830, musk2=.803, tiger=.714, elephant=.791, fox=.593)}
+    for m, vals in spec.items():
+        for d, v in vals.items():
+            assert acc[(m, d)] == pytest.approx(v, abs=6e-4)      # 4-digit table vs SPEC
+    auc = _t("miordm", metric="auroc", paper_method="MIORDM", dataset="faculty")
+    assert auc["target"].item() == 0.9375 and auc["target_std"].item() == 0.0186
+
+
+def test_hydr_targets_tables():
+    t = targets("hydr")
+    acc = t[t["metric"] == "accuracy"]
+    # Tables 7-11: 17 classifiers x 3 settings x 5 data sets; Tables 2-5: x 4 metrics x 6 %
+    assert (acc["source"].isin([f"Table {i}" for i in range(7, 12)])).sum() == 17 * 3 * 5
+    assert (acc["source"].isin([f"Table {i}" for i in range(2, 6)])).sum() == 17 * 4 * 6 * 5
+    row = acc[(acc["dataset"] == "elephant")
+              & (acc["paper_method"] == "HyDR-MI + citationKNN")].iloc[0]
+    assert row["target"] == 0.814 and row["classifier"] == "citation-knn"
+    nf = t[(t["metric"] == "n_features") & (t["paper_method"] == "ReliefF-MI + MDD")]
+    assert set(nf["target"]) == {115, 83}          # 50 % of 230 and of 166 features
+    row = acc[(acc["dataset"] == "musk2")
+              & (acc["paper_method"] == "ReliefF-MI (min, 60 %) + MISimple (PART)")].iloc[0]
+    assert row["target"] == 0.770 and '"sel.percent": 0.6' in row["params"]
+
+
+def test_cvfs_is_qualitative():
+    t = targets("cvfs")
+    assert (t["kind"] == "qualitative").all() and t["target"].isna().all()
+    assert {"corel", "reddit"} == set(t["dataset"])
+
+
+def _summary(rows):
+    base = dict(selector="none", classifier="milr", n=50)
+    return pd.DataFrame([{**base, **r} for r in rows])
+
+
+def test_reproduction_table_matching_and_statuses():
+    s = _summary([
+        dict(dataset="musk1", method="none+milr", auroc_mean=0.92, auroc_std=0.01,
+             fit_seconds_mean=3.0),
+        dict(dataset="musk1", method="midr(dims=0.3)+milr", selector="midr",
+             auroc_mean=0.90, auroc_std=0.02, **{"sel.dims": 0.3}),
+        dict(dataset="musk1", method="midr(dims=0.5)+milr", selector="midr",
+             auroc_mean=0.95, auroc_std=0.02, **{"sel.dims": 0.5}),
+        dict(dataset="fox", method="pca(dims=0.3)+milr", selector="pca", auroc_mean=0.7,
+             **{"sel.dims": 0.3}),
+        dict(dataset="fox", method="pca(dims=0.3,whiten)+milr", selector="pca",
+             auroc_mean=0.6, **{"sel.dims": 0.3}),
+        dict(dataset="elephant", method="lda+milr", selector="lda", auroc_mean=np.nan),
+    ])
+    r = reproduction_table(s, "midr").set_index(["paper_method", "dataset", "metric"])
+    ori = r.loc[("ORI", "musk1", "auroc")]
+    assert ori["ours"] == 0.92 and ori["our_method"] == "none+milr"
+    assert ori["difference"] == pytest.approx(0.92 - 0.916)
+    assert ori["within_tolerance"] is True and ori["status"] == "within tolerance"
+    assert ori["tolerance"] == TOLERANCE["auroc"]
+    # the params hint picks the 30 % run out of two MIDR runs
+    midr = r.loc[("MIDR", "musk1", "auroc")]
+    assert midr["our_method"] == "midr(dims=0.3)+milr"
+    assert midr["within_tolerance"] is False and midr["status"] == "outside tolerance"
+    assert r.loc[("MIDR", "musk2", "auroc"), "status"] == "not run"
+    assert r.loc[("PCA", "fox", "auroc"), "status"].startswith("ambiguous: 2 runs")
+    assert r.loc[("LDA", "elephant", "auroc"), "status"].startswith("not measured")
+    t = r.loc[("ORI", "musk1", "fit_seconds")] if ("ORI", "musk1", "fit_seconds") in r.index \
+        else None
+    assert t is None                               # Table 2 has no ORI time
+    lda_t = r.loc[("LDA", "elephant", "fit_seconds")]
+    assert lda_t["status"] == "not measured (no fit_seconds_mean in the summary)"
+    # reproduction_map resolves the ambiguity; a tolerance override changes the verdict
+    r2 = reproduction_table(s, "midr", reproduction_map={"PCA": "pca(dims=0.3)+milr"},
+                            tolerance={"auroc": 0.01}).set_index(["paper_method", "dataset",
+                                                                  "metric"])
+    pca = r2.loc[("PCA", "fox", "auroc")]
+    assert pca["our_method"] == "pca(dims=0.3)+milr" and pca["ours"] == 0.7
+    assert pca["within_tolerance"] is True           # |0.7 - 0.695| <= 0.01
+    assert r2.loc[("ORI", "musk1", "auroc"), "within_tolerance"] is True
+    r3 = reproduction_table(s, "midr", tolerance=0.001)
+    assert not r3[r3["our_method"] == "none+milr"]["within_tolerance"].iloc[0]
+
+
+def test_reproduction_table_datasets_ratios_and_unavailable():
+    s = _summary([
+        dict(dataset="webkb-course", method="b-milsd", classifier="milsd", train_ratio=0.2,
+             accuracy_mean=0.95, accuracy_std=0.01, fit_seconds_mean=10.0),
+        dict(dataset="webkb-course", method="b-milsd", classifier="milsd", train_ratio=0.5,
+             accuracy_mean=0.99, accuracy_std=0.01, fit_seconds_mean=20.0),
+        dict(dataset="trx", method="b-milsd", classifier="milsd", accuracy_mean=0.9),
+    ])
+    r = reproduction_table(s, "milsd", dataset_map={"trx": "protein"})
+    course = r[(r["dataset"] == "course") & (r["metric"] == "accuracy")].iloc[0]
+    assert course["ours"] == 0.95 and course["difference"] == pytest.approx(0.95 - 0.972)
+    assert course["within_tolerance"] is True
+    t = r[(r["dataset"] == "course") & (r["metric"] == "fit_seconds")].iloc[0]
+    assert t["ours"] == 10.0 and t["status"] == "reference only (not judged)"
+    assert pd.isna(t["within_tolerance"])
+    prot = r[(r["dataset"] == "protein") & (r["paper_method"] == "B-MILSD")
+             & (r["metric"] == "accuracy")].iloc[0]
+    assert prot["ours"] == 0.9 and prot["within_tolerance"] is False
+    assert r[r["dataset"] == "faculty"]["status"].eq("not run").all()
+    ascot = r[r["dataset"] == "ascot"]
+    assert len(ascot) == 8 and ascot["status"].str.startswith("cannot be reproduced").all()
+    assert ascot["ours"].isna().all()
+
+
+def test_reproduction_table_hydr_and_cvfs_rows():
+    s = _summary([dict(dataset="fox", method="hydr+cknn", selector="hydr-mi",
+                       classifier="citation-knn", accuracy_mean=0.66)])
+    r = reproduction_table(s, "hydr")
+    row = r[(r["paper_method"] == "HyDR-MI + citationKNN") & (r["dataset"] == "fox")
+            & (r["metric"] == "accuracy")].iloc[0]
+    assert row["ours"] == 0.66 and row["paper_value"] == 0.648 and row["within_tolerance"]
+    assert (r["kind"] == "statistic").sum() == 36
+    assert r[r["kind"] == "statistic"]["status"].str.startswith("statistic").all()
+    c = reproduction_table(s, "cvfs")
+    assert len(c) == 8 and c["status"].str.startswith("qualitative").all()
+
+
+def test_experiment_without_targets_and_mapping_alias():
+    s = _summary([dict(dataset="musk1", method="x", accuracy_mean=0.5)])
+    empty = reproduction_table(s, "quickstart")
+    assert empty.empty and "within_tolerance" in empty.columns
+    s = _summary([dict(dataset="musk1", method="mine", selector="pca", auroc_mean=0.9),
+                  dict(dataset="musk1", method="mine2", selector="pca", auroc_mean=0.8)])
+    r = reproduction_table(s, "midr", mapping={"PCA": "mine2"})
+    row = r[(r["paper_method"] == "PCA") & (r["dataset"] == "musk1")
+            & (r["metric"] == "auroc")].iloc[0]
+    assert row["our_method"] == "mine2" and row["ours"] == 0.8
+
+
+@pytest.mark.parametrize("caption", ["scores", "summary", "stats", "figures", "reproduction"])
+def test_report_captions_render(caption):
+    """Captions are Jinja + reStructuredText as rendered by `snakemake --report`."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    publish_parts = pytest.importorskip("docutils.core").publish_parts
+    Environment = pytest.importorskip("jinja2").Environment
+
+    text = (Path(__file__).resolve().parents[1] / "workflow" / "report"
+            / f"{caption}.rst").read_text()
+    env = Environment(trim_blocks=True, lstrip_blocks=True)
+    names = {"stats": ["paired-t_accuracy", "wilcoxon_auroc", "ranksum_accuracy",
+                       "friedman_accuracy", "friedman_accuracy_ranks",
+                       "friedman_accuracy_nemenyi", "friedman_accuracy_excluded", "custom"],
+             "figures": ["cd_accuracy", "vs-features_auroc", "vs-ratio_accuracy",
+                         "heatmap_accuracy", "runtime_fit_seconds", "other"]}.get(caption, [None])
+    bodies = set()
+    for name in names:
+        wc = SimpleNamespace(experiment="midr", **({"name": name} if name else {}))
+        rst = env.from_string(text).render(snakemake=SimpleNamespace(wildcards=wc))
+        assert "midr" in rst
+        html = publish_parts(rst, writer="html",
+                             settings_overrides={"halt_level": 2, "report_level": 5})["body"]
+        assert "system-message" not in html
+        bodies.add(html)
+    assert len(bodies) == len(names)          # a distinct caption per table / figure kind
+
+
+def test_reproduction_map_either_direction_and_ratio_protocol():
+    s = _summary([dict(dataset="tiger", method="none + miordm(lam=512)", classifier="miordm",
+                       accuracy_mean=0.82),
+                  dict(dataset="tiger", method="none + kisvm()", classifier="kisvm",
+                       accuracy_mean=0.70),
+                  dict(dataset="tiger", method="none + emdd()", classifier="emdd",
+                       train_ratio=0.5, accuracy_mean=0.70)])
+    # {ours: paper (comment)} as written in config/paper/miordm.yaml
+    r = reproduction_table(s, "miordm", reproduction_map={
+        "miordm": "MIORDM (Tables 3-5)", "kisvm": "KISVM (bag level; alternating)"})
+    r = r[(r["dataset"] == "tiger") & (r["metric"] == "accuracy")].set_index("paper_method")
+    assert r.loc["MIORDM", "our_method"] == "none + miordm(lam=512)"
+    assert r.loc["MIORDM", "within_tolerance"] is True          # |0.82 - 0.8305| <= 0.03
+    assert r.loc["KISVM", "ours"] == 0.70
+    # a training-ratio run is not the 80/20 protocol of Table 3
+    assert r.loc["EMDD", "status"] == "not run"

@@ -1,0 +1,572 @@
+"""Figures of a benchmark run (SPEC §8): critical-difference diagrams, metric vs number
+of selected features, metric vs training ratio, parameter heat maps, runtime bars.
+
+Every plotting function takes a scores DataFrame (the ``scores.parquet`` schema) or
+pre-computed ranks and returns a :class:`matplotlib.figure.Figure`; :func:`save_figure`
+writes it as PNG and SVG; :func:`make_figures` runs the ``figures:`` entries of an
+experiment config (or a default set) and returns the written paths.
+
+matplotlib is imported inside the functions and figures are built with
+``matplotlib.figure.Figure`` directly (rendered by the Agg/SVG backends on save), so no
+pyplot state or GUI backend is involved and importing this module is cheap.
+
+Figure entry keys (``figures:`` list in the experiment config)::
+
+    kind:    cd | vs-features | vs-ratio | heatmap | runtime  (also accepted:
+             critical-difference, ratio-curve, features-curve, time)
+    name:    file stem (default "<kind>_<metric>", made unique)
+    metric:  accuracy | auroc | ... (runtime: fit_seconds | predict_seconds | total_seconds)
+    filter:  {column: value or [values]}
+    x, y:    heatmap: the two parameter columns (e.g. clf.lam, clf.theta);
+    facet:   heatmap: further column(s) giving one panel per value (e.g. clf.mu);
+             vs-features: x column (default n_features); vs-ratio: default train_ratio
+    hue:     column naming the series (default: method; vs-features: selector+classifier)
+    test:    cd only: nemenyi (default) | bonferroni-dunn (needs control)
+    control: cd only: method label of the control for Bonferroni-Dunn
+    alpha:   cd only (default 0.05)
+    title:   figure title (default derived from kind, metric and experiment)
+"""
+from __future__ import annotations
+
+import logging
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .stats import natural_key
+
+__all__ = ["cd_diagram", "plot_vs_features", "plot_vs_ratio", "plot_heatmap",
+           "plot_runtime", "save_figure", "make_figures", "default_figures", "KINDS"]
+
+log = logging.getLogger(__name__)
+KINDS = ("cd", "vs-features", "vs-ratio", "heatmap", "runtime")
+#: other spellings accepted in configs
+KIND_ALIASES = {"critical-difference": "cd", "cd-diagram": "cd", "ratio-curve": "vs-ratio",
+                "training-ratio": "vs-ratio", "features-curve": "vs-features",
+                "vs-dims": "vs-features", "time": "runtime", "runtime-bars": "runtime",
+                "heat-map": "heatmap"}
+_METRIC_LABEL = {"accuracy": "Accuracy", "auroc": "AUROC", "fit_seconds": "Training time (s)",
+                 "predict_seconds": "Prediction time (s)", "total_seconds": "Total time (s)",
+                 "fit_cpu_seconds": "Training CPU time (s)",
+                 "n_features": "Number of selected features", "train_ratio": "Training ratio"}
+
+
+def _label(col):
+    if col in _METRIC_LABEL:
+        return _METRIC_LABEL[col]
+    if col.startswith(("sel.", "clf.")):
+        return ("selector " if col.startswith("sel.") else "classifier ") + col[4:]
+    return col.replace("_", " ")
+
+
+def _figure(nrows=1, ncols=1, panel=(5.0, 3.8), extra_w=0.0):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(panel[0] * ncols + extra_w, panel[1] * nrows), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    return fig, axes
+
+
+def _grid(n):
+    ncols = min(n, 3)
+    return max(1, math.ceil(n / ncols)), max(1, ncols)
+
+
+def _colors(labels):
+    from matplotlib import colormaps
+
+    labels = list(labels)
+    n = len(labels)
+    if n <= 10:
+        cols = colormaps["tab10"].colors[:n]
+    elif n <= 20:
+        cols = colormaps["tab20"].colors[:n]
+    else:
+        cols = [colormaps["turbo"](i / max(n - 1, 1)) for i in range(n)]
+    return dict(zip(labels, cols))
+
+
+def _synthetic_note(df):
+    if "synthetic" in df.columns and df["synthetic"].fillna(False).astype(bool).any():
+        return " [synthetic data]"
+    return ""
+
+
+def _fmt(v):
+    if isinstance(v, float):
+        if np.isnan(v):
+            return "n/a"
+        if v.is_integer() and abs(v) < 1e15:
+            return str(int(v))
+        return f"{v:.4g}"
+    return str(v)
+
+
+def _group_keys(df, by):
+    """Sorted distinct value tuples of the columns ``by`` ([()] when ``by`` is empty)."""
+    if not by:
+        return [()]
+    keys = df[list(by)].drop_duplicates().itertuples(index=False, name=None)
+    return sorted(keys, key=lambda t: [natural_key(v) for v in t])
+
+
+def _hide_unused(axes, used):
+    for ax in axes.ravel()[used:]:
+        ax.set_visible(False)
+
+
+def save_figure(fig, outbase):
+    """Write ``<outbase>.png`` (150 dpi) and ``<outbase>.svg`` deterministically
+    (no timestamps, fixed SVG id salt); returns the two paths."""
+    import matplotlib
+
+    outbase = Path(outbase)
+    outbase.parent.mkdir(parents=True, exist_ok=True)
+    png, svg = outbase.with_suffix(".png"), outbase.with_suffix(".svg")
+    with matplotlib.rc_context({"svg.hashsalt": "milbench"}):
+        fig.savefig(png, dpi=150, metadata={"Software": None})
+        fig.savefig(svg, metadata={"Date": None, "Creator": None})
+    return [png, svg]
+
+
+# ----------------------------------------------------------------------------- CD diagram
+def cd_diagram(avg_ranks, cd, *, cliques=None, control=None, title=None, ax=None,
+               test_label="Nemenyi"):
+    """Critical-difference diagram (Demšar 2006, Figs. 1-2).
+
+    ``avg_ranks``: Series method -> average rank (1 = best).  The rank axis runs from 1
+    (left) to k; each method is connected to its label (better half on the left).
+    Without ``control``: thick bars join groups of methods whose ranks differ by at most
+    ``cd`` (Nemenyi; ``cliques`` overrides the computed groups).  With ``control``: the
+    interval control rank +/- cd is shaded (Bonferroni-Dunn) and methods outside it are
+    significantly different from the control.
+    """
+    from matplotlib.figure import Figure
+
+    from .stats import nemenyi_cliques
+
+    R = pd.Series(avg_ranks, dtype=float).sort_values(kind="mergesort")
+    k = R.size
+    names = [str(m) for m in R.index]
+    half = math.ceil(k / 2)
+    lo, hi = 1, max(k, 2)
+    step = 0.7
+    # physical layout (inches): labels | gap | rank axis | gap | labels
+    axis_w = max(4.0, 0.55 * (hi - lo))
+    label_w = 0.07 * (max(len(n) for n in names) + 7) + 0.1
+    gap = 0.3
+    u = (hi - lo) / axis_w                        # rank units per inch
+    if ax is None:
+        n_title = 0 if not title else title.count("\n") + 1
+        height = 1.3 + 0.33 * half + 0.25 * n_title
+        width = axis_w + 2 * (gap + label_w) + 0.3
+        fig = Figure(figsize=(width, height))
+        ax = fig.add_axes((0.0, 0.02, 1.0, 1.0 - 0.02 - (0.12 + 0.25 * n_title) / height))
+    else:
+        fig = ax.figure
+    ax.set_xlim(lo - (gap + label_w + 0.15) * u, hi + (gap + label_w + 0.15) * u)
+    ax.set_ylim(-(half + 1.2) * step, 1.6)
+    ax.axis("off")
+    # rank axis
+    ax.plot([lo, hi], [0, 0], color="black", lw=1.2, zorder=3)
+    for r in range(lo, hi + 1):
+        ax.plot([r, r], [0, 0.12], color="black", lw=1, zorder=3)
+        ax.text(r, 0.2, str(r), ha="center", va="bottom", fontsize=9)
+    for r in np.arange(lo + 0.5, hi, 1.0):
+        ax.plot([r, r], [0, 0.07], color="black", lw=0.7, zorder=3)
+    # critical difference bar
+    if cd is not None and np.isfinite(cd):
+        ax.plot([lo, lo + cd], [1.05, 1.05], color="black", lw=1.5)
+        for xx in (lo, lo + cd):
+            ax.plot([xx, xx], [0.97, 1.13], color="black", lw=1)
+        ax.text(lo + cd / 2, 1.2, f"CD = {cd:.3f} ({test_label})", ha="center", va="bottom",
+                fontsize=9)
+    left_x, right_x = lo - gap * u, hi + gap * u
+    for i, (m, r) in enumerate(zip(names, R.to_numpy())):
+        if i < half:
+            y = -(i + 1) * step
+            xs, ha, xt = [r, r, left_x], "right", left_x - 0.05 * u
+        else:
+            y = -(k - i) * step
+            xs, ha, xt = [r, r, right_x], "left", right_x + 0.05 * u
+        bold = control is not None and str(control) == m
+        ax.plot(xs, [0, y, y], color="0.25", lw=1.0)
+        ax.text(xt, y, f"{m} ({r:.2f})", ha=ha, va="center", fontsize=9,
+                fontweight="bold" if bold else "normal")
+    if control is not None and str(control) in names and cd is not None:
+        rc = float(R[R.index.map(str) == str(control)].iloc[0])
+        a, b = max(rc - cd, lo), min(rc + cd, hi)
+        ax.fill_between([a, b], -0.22, -0.08, color="tab:orange", alpha=0.45, lw=0, zorder=2)
+        ax.text((lo + hi) / 2, -(half + 0.9) * step,
+                f"orange band: average rank within CD of the control {control} "
+                "(not significantly different)", ha="center", va="center", fontsize=8,
+                color="tab:orange")
+    else:
+        groups = cliques if cliques is not None else nemenyi_cliques(R, cd)
+        for j, grp in enumerate(groups):
+            rr = R[[g for g in R.index if str(g) in set(map(str, grp))]]
+            y = -0.18 - 0.16 * j
+            ax.plot([rr.min() - 0.05, rr.max() + 0.05], [y, y], color="black", lw=4,
+                    solid_capstyle="round", zorder=4)
+    if title:
+        ax.set_title(title, fontsize=11)
+    return fig
+
+
+# ----------------------------------------------------------------------------- lines
+def _apply_filter(df, flt):
+    for col, val in (flt or {}).items():
+        if col not in df.columns:
+            raise KeyError(f"figure filter column {col!r} not in scores")
+        vals = list(val) if isinstance(val, (list, tuple, set)) else [val]
+        df = df[df[col].isin(vals)]
+    return df
+
+
+def _varying_params_label(df, name_col, params_col):
+    """name(p=v, ...) with only the parameters that vary between the runs of that name."""
+    import json
+
+    if params_col not in df.columns:
+        return df[name_col].astype(str)
+    parsed = df[params_col].fillna("{}").map(lambda s: json.loads(s) if isinstance(s, str)
+                                             else dict(s))
+    labels = pd.Series(df[name_col].astype(str).to_numpy(), index=df.index)
+    for name, idx in df.groupby(name_col, sort=False).groups.items():
+        dicts = parsed.loc[idx]
+        keys = sorted({k for d in dicts for k in d}, key=str)
+        vary = [k for k in keys if len({json.dumps(d.get(k), sort_keys=True)
+                                         for d in dicts}) > 1]
+        if vary:
+            labels.loc[idx] = [f"{name}(" + ", ".join(f"{k}={_fmt(d.get(k))}" for k in vary)
+                               + ")" for d in dicts]
+    return labels
+
+
+def _series_column(df, hue):
+    """Series labels: a column's values, or for the default "selector+classifier" the
+    selector name + the classifier with only its parameters that vary (so the selector's
+    size parameter becomes the x axis instead of splitting the lines)."""
+    if hue in (None, "selector+classifier"):
+        if {"selector", "classifier"} <= set(df.columns):
+            return (df["selector"].astype(str) + " + "
+                    + _varying_params_label(df, "classifier", "classifier_params"))
+        hue = "method"
+    return df[hue].astype(str)
+
+
+def _legend(fig, handles, labels, title=None):
+    """Figure legend below the panels, in as many columns as the label length allows."""
+    if not labels:
+        return
+    longest = max(len(str(lab)) for lab in labels)
+    width_chars = fig.get_figwidth() * 11
+    ncol = int(max(1, min(len(labels), width_chars // (longest + 6))))
+    fig.legend(handles, labels, loc="outside lower center", ncols=ncol, fontsize=8,
+               title=title, title_fontsize=8, frameon=False)
+
+
+def _line_panels(df, metric, x, hue, by, title, xlabel=None, logx=False):
+    if x not in df.columns:
+        return _message_figure(title, f"No column {x!r} in the scores.")
+    df = df[df[x].notna() & df[metric].notna()].copy()
+    if df.empty:
+        return _message_figure(title, f"No runs with a value of {x!r} and {metric!r}.")
+    df["_series"] = _series_column(df, hue)
+    by = [b for b in (by or []) if b in df.columns]
+    keys = _group_keys(df, by)
+    nrows, ncols = _grid(len(keys))
+    series = sorted(df["_series"].unique(), key=natural_key)
+    colors = _colors(series)
+    fig, axes = _figure(nrows, ncols)
+    for ax, key in zip(axes.ravel(), keys):
+        sub = df
+        if by:
+            for b, v in zip(by, key):
+                sub = sub[sub[b] == v]
+            ax.set_title(", ".join(_fmt(v) for v in key), fontsize=10)
+        for s in series:
+            ss = sub[sub["_series"] == s]
+            if ss.empty:
+                continue
+            agg = ss.groupby(x, sort=True)[metric].agg(["mean", "std"])
+            xv = agg.index.to_numpy(dtype=float)
+            mu, sd = agg["mean"].to_numpy(float), agg["std"].fillna(0).to_numpy(float)
+            ax.plot(xv, mu, marker="o", ms=3.5, lw=1.5, color=colors[s], label=s)
+            ax.fill_between(xv, mu - sd, mu + sd, color=colors[s], alpha=0.18, lw=0)
+        ax.set_xlabel(xlabel or _label(x))
+        ax.set_ylabel(_label(metric))
+        if logx:
+            ax.set_xscale("log")
+        ax.grid(True, alpha=0.3)
+    _hide_unused(axes, len(keys))
+    h_all = {}
+    for ax in axes.ravel()[: len(keys)]:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            h_all.setdefault(lab, h)
+    shown = [s for s in series if s in h_all]
+    _legend(fig, [h_all[s] for s in shown], shown, title="lines: mean over folds; "
+            "bands: ±1 std")
+    fig.suptitle(title, fontsize=12)
+    return fig
+
+
+def plot_vs_features(scores, metric="accuracy", x="n_features", hue=None, by=("dataset",),
+                     title=None):
+    """Metric against the number of selected features: one line per series (default
+    selector+classifier, i.e. the method without its size parameter), mean over
+    repeats/folds with a band of ±1 std; one panel per data set."""
+    title = title or f"{_label(metric)} vs {_label(x).lower()}{_synthetic_note(scores)}"
+    return _line_panels(scores, metric, x, hue, list(by or []), title)
+
+
+def plot_vs_ratio(scores, metric="accuracy", x="train_ratio", hue="method", by=("dataset",),
+                  title=None):
+    """Metric against the training ratio (milsd Fig. 1, miordm Fig. 4): one line per
+    method, mean ± std over the repeated random splits; one panel per data set."""
+    title = title or f"{_label(metric)} vs training ratio{_synthetic_note(scores)}"
+    return _line_panels(scores, metric, x, hue, list(by or []), title)
+
+
+# ----------------------------------------------------------------------------- heat map
+def plot_heatmap(scores, x, y, metric="accuracy", by=None, title=None, fmt="{:.3f}"):
+    """Mean metric over a grid of two parameters (miordm Fig. 5: lambda x theta), one
+    annotated panel per data set (and per selector/classifier name when several remain
+    after filtering).  Empty cells are marked 'n/a'."""
+    df = scores
+    for col in (x, y, metric):
+        if col not in df.columns:
+            raise KeyError(f"heatmap: column {col!r} not in scores")
+    if by is None:
+        by = [c for c in ("dataset", "selector", "classifier")
+              if c in df.columns and (c == "dataset" or df[c].nunique() > 1)]
+    keys = _group_keys(df, by)
+    xs = sorted(df[x].dropna().unique())
+    ys = sorted(df[y].dropna().unique())
+    panel = (max(4.0, 0.55 * len(xs) + 2.2), max(3.2, 0.4 * len(ys) + 1.6))
+    ncols = max(1, min(len(keys), 3, int(18 // panel[0])))
+    nrows = math.ceil(len(keys) / ncols)
+    fig, axes = _figure(nrows, ncols, panel=panel)
+    grids, titles = [], []
+    for key in keys:
+        sub = df
+        for b, v in zip(by, key):
+            sub = sub[sub[b] == v]
+        titles.append(", ".join((f"{b}={_fmt(v)}" if b.startswith(("sel.", "clf.")) else _fmt(v))
+                                for b, v in zip(by, key)))
+        grids.append(sub.groupby([y, x])[metric].mean().unstack(x)
+                     .reindex(index=ys, columns=xs).to_numpy(float))
+    allv = np.concatenate([g.ravel() for g in grids])
+    allv = allv[~np.isnan(allv)]
+    vmin, vmax = (allv.min(), allv.max()) if allv.size else (0.0, 1.0)
+    for ax, title_k, vals in zip(axes.ravel(), titles, grids):
+        if title_k:
+            ax.set_title(title_k, fontsize=10)
+        im = ax.imshow(np.ma.masked_invalid(vals), aspect="auto", origin="lower",
+                       cmap="viridis", vmin=vmin, vmax=vmax)
+        mid = (vmin + vmax) / 2 if np.isfinite(vmin) and np.isfinite(vmax) else 0
+        for i in range(vals.shape[0]):
+            for j in range(vals.shape[1]):
+                v = vals[i, j]
+                ax.text(j, i, "n/a" if np.isnan(v) else fmt.format(v), ha="center",
+                        va="center", fontsize=7,
+                        color="black" if (np.isnan(v) or v > mid) else "white")
+        ax.set_xticks(range(len(xs)), [_fmt(v) for v in xs], rotation=45 if len(xs) > 6 else 0,
+                      fontsize=8)
+        ax.set_yticks(range(len(ys)), [_fmt(v) for v in ys], fontsize=8)
+        ax.set_xlabel(_label(x))
+        ax.set_ylabel(_label(y))
+        fig.colorbar(im, ax=ax, label=_label(metric), shrink=0.9)
+    _hide_unused(axes, len(keys))
+    fig.suptitle(title or f"{_label(metric)} over {_label(x)} × {_label(y)} (mean over folds)"
+                 f"{_synthetic_note(scores)}", fontsize=12)
+    return fig
+
+
+# ----------------------------------------------------------------------------- runtime
+def _seconds(df, metric):
+    if metric == "total_seconds" and "total_seconds" not in df.columns:
+        return df["fit_seconds"] + df["predict_seconds"]
+    return df[metric]
+
+
+def plot_runtime(scores, metric="fit_seconds", hue="method", by="dataset", title=None,
+                 log=None):
+    """Mean runtime per method and data set with ±1 std error bars (cvfs Fig. 9,
+    midr Table 2, miordm Table 5).  Up to 12 methods: grouped vertical bars (data sets on
+    the x axis, one colour per method); more: one panel per data set with a horizontal
+    bar per method.  Log scale when the means span more than two decades (or ``log``)."""
+    df = scores.copy()
+    df["_t"] = _seconds(df, metric)
+    df["_series"] = df[hue].astype(str)
+    agg = df.groupby([by, "_series"], sort=True)["_t"].agg(["mean", "std"]).fillna(0.0)
+    datasets = sorted(df[by].unique(), key=natural_key)
+    series = sorted(df["_series"].unique(), key=natural_key)
+    pos = agg["mean"][agg["mean"] > 0]
+    if log is None:
+        log = len(pos) > 0 and pos.max() / pos.min() > 100
+    title = title or f"{_label(metric)}: mean ± std over folds{_synthetic_note(scores)}"
+    colors = _colors(series)
+    if len(series) <= 12:
+        width = 0.8 / len(series)
+        fig, axes = _figure(1, 1, panel=(max(7.0, 1.1 * len(datasets) * max(1, len(series) / 3)),
+                                         4.0))
+        ax = axes[0, 0]
+        xs = np.arange(len(datasets))
+        for i, s in enumerate(series):
+            mu = np.array([agg["mean"].get((d, s), np.nan) for d in datasets])
+            sd = np.array([agg["std"].get((d, s), np.nan) for d in datasets])
+            ax.bar(xs + (i - (len(series) - 1) / 2) * width, mu, width, yerr=sd,
+                   color=colors[s], label=s, capsize=2, error_kw={"lw": 0.8})
+        ax.set_xticks(xs, [str(d) for d in datasets], rotation=30 if len(datasets) > 6 else 0)
+        ax.set_xlabel(_label(by))
+        ax.set_ylabel(_label(metric))
+        if log:
+            ax.set_yscale("log")
+        ax.grid(True, axis="y", alpha=0.3)
+        _legend(fig, *ax.get_legend_handles_labels())
+    else:
+        nrows, ncols = _grid(len(datasets))
+        fig, axes = _figure(nrows, ncols, panel=(6.0, 0.9 + 0.22 * len(series)))
+        for ax, d in zip(axes.ravel(), datasets):
+            mu = np.array([agg["mean"].get((d, s), np.nan) for s in series])
+            sd = np.array([agg["std"].get((d, s), np.nan) for s in series])
+            ax.barh(np.arange(len(series)), mu, xerr=sd, color=[colors[s] for s in series],
+                    capsize=2, error_kw={"lw": 0.8})
+            ax.set_yticks(np.arange(len(series)), series, fontsize=7)
+            ax.invert_yaxis()
+            ax.set_xlabel(_label(metric))
+            ax.set_title(str(d), fontsize=10)
+            if log:
+                ax.set_xscale("log")
+            ax.grid(True, axis="x", alpha=0.3)
+        _hide_unused(axes, len(datasets))
+    fig.suptitle(title, fontsize=12)
+    return fig
+
+
+# ----------------------------------------------------------------------------- driver
+def _has(df, col):
+    return col in df.columns and df[col].notna().any()
+
+
+def default_figures(scores):
+    """The automatic figure set used when an experiment configures none: runtime bars
+    always; accuracy/AUROC vs #features when some selector+classifier was run with more
+    than one feature count; vs training ratio when several training ratios were run;
+    CD diagrams when there are >= 2 data sets and >= 2 methods."""
+    metrics = [m for m in ("accuracy", "auroc") if _has(scores, m)]
+    figs = [{"kind": "runtime", "metric": "fit_seconds"}]
+    keys = [c for c in ("dataset", "selector", "classifier") if c in scores.columns]
+    if _has(scores, "n_features") and keys:
+        if (scores.groupby(keys)["n_features"].nunique() > 1).any():
+            figs += [{"kind": "vs-features", "metric": m} for m in metrics]
+    if _has(scores, "train_ratio") and scores["train_ratio"].nunique() > 1:
+        figs += [{"kind": "vs-ratio", "metric": m} for m in metrics]
+    if scores["dataset"].nunique() >= 2 and scores["method"].nunique() >= 2:
+        figs += [{"kind": "cd", "metric": m} for m in metrics]
+    return figs
+
+
+def _message_figure(title, message):
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(6, 2.2), layout="constrained")
+    ax = fig.add_subplot()
+    ax.axis("off")
+    ax.text(0.5, 0.5, message, ha="center", va="center", wrap=True, fontsize=10)
+    ax.set_title(title, fontsize=11)
+    return fig
+
+
+def _cd_figure(df, entry, metric, title):
+    from .stats import critical_difference, friedman
+
+    compare = entry.get("compare", "method")
+    blocks = entry.get("blocks") or ["dataset"]
+    blocks = [blocks] if isinstance(blocks, str) else list(blocks)
+    alpha = float(entry.get("alpha", 0.05))
+    control = entry.get("control")
+    if control is not None:
+        from .stats import resolve_label
+
+        control = resolve_label(control, df, compare)
+    test = entry.get("test") or ("bonferroni-dunn" if control is not None else "nemenyi")
+    hib = entry.get("higher_is_better", not metric.endswith("_seconds"))
+    wide = df.groupby(blocks + [compare], sort=True)[metric].mean().unstack(compare)
+    incomplete = wide[wide.isna().any(axis=1)]
+    complete = wide.dropna(how="any")
+    N, k = complete.shape
+    if N < 2 or k < 2:
+        return _message_figure(title, f"Critical-difference diagram not drawn: {N} complete "
+                               f"block(s) ({', '.join(blocks)}) and {k} method(s); "
+                               "need at least 2 of each.")
+    fr = friedman(complete.to_numpy(), higher_is_better=hib)
+    R = pd.Series(fr["avg_ranks"], index=complete.columns)
+    cd = critical_difference(k, N, alpha, test)
+    note = (f"Friedman p = {fr['p']:.3g}, Iman-Davenport p = {fr['p_F']:.3g}, N = {N}"
+            + (f"; left out: {len(incomplete)} incomplete block(s)" if len(incomplete) else ""))
+    fig = cd_diagram(R, cd, control=control if test == "bonferroni-dunn" else None,
+                     title=f"{title}\n{note}",
+                     test_label="Bonferroni-Dunn" if test == "bonferroni-dunn" else "Nemenyi")
+    return fig
+
+
+def make_figures(scores: pd.DataFrame, figures_cfg=None, outdir="figures") -> list[Path]:
+    """Render the configured figures (or :func:`default_figures`) into ``outdir``; each
+    figure is written as ``<name>.png`` and ``<name>.svg``.  Returns all written paths."""
+    outdir = Path(outdir)
+    outdir.mkdir(parents=True, exist_ok=True)
+    entries = list(figures_cfg) if figures_cfg else default_figures(scores)
+    exp = ""
+    if "experiment" in scores.columns and scores["experiment"].nunique() == 1:
+        exp = f"{scores['experiment'].iloc[0]}: "
+    paths, taken = [], set()
+    for entry in entries:
+        entry = dict(entry)
+        kind = KIND_ALIASES.get(entry.get("kind"), entry.get("kind"))
+        if kind not in KINDS:
+            raise ValueError(f"figure kind must be one of {KINDS}, got {kind!r}")
+        metric = entry.get("metric") or ("fit_seconds" if kind == "runtime" else "accuracy")
+        df = _apply_filter(scores, entry.get("filter"))
+        name = str(entry.get("name") or f"{kind}_{metric}")
+        base, i = name, 2
+        while name in taken:
+            name, i = f"{base}_{i}", i + 1
+        taken.add(name)
+        syn = _synthetic_note(df)
+        if df.empty:
+            fig = _message_figure(name, "No scores left after the figure's filter.")
+        elif kind == "cd":
+            fig = _cd_figure(df, entry, metric, entry.get("title")
+                             or f"{exp}average ranks by {_label(metric)}{syn}")
+        elif kind == "vs-features":
+            fig = plot_vs_features(df, metric, x=entry.get("x", "n_features"),
+                                   hue=entry.get("hue"), title=entry.get("title") or
+                                   f"{exp}{_label(metric)} vs number of selected features{syn}")
+        elif kind == "vs-ratio":
+            fig = plot_vs_ratio(df, metric, x=entry.get("x", "train_ratio"),
+                                hue=entry.get("hue", "method"), title=entry.get("title") or
+                                f"{exp}{_label(metric)} vs training ratio{syn}")
+        elif kind == "heatmap":
+            if not entry.get("x") or not entry.get("y"):
+                raise ValueError("heatmap figure needs x and y parameter columns")
+            facet = entry.get("facet") or []
+            facet = [facet] if isinstance(facet, str) else list(facet)
+            by = None
+            if facet:
+                by = [c for c in ("dataset", "selector", "classifier")
+                      if c in df.columns and (c == "dataset" or df[c].nunique() > 1)] + facet
+            fig = plot_heatmap(df, entry["x"], entry["y"], metric, by=by,
+                               title=entry.get("title") or
+                               f"{exp}{_label(metric)} over {_label(entry['x'])} × "
+                               f"{_label(entry['y'])} (mean over folds){syn}")
+        else:
+            fig = plot_runtime(df, metric, hue=entry.get("hue", "method"),
+                               title=entry.get("title") or
+                               f"{exp}{_label(metric)} (mean ± std over folds){syn}")
+        paths += save_figure(fig, outdir / name)
+        log.info("figure %s written", name)
+    return paths
