@@ -12,6 +12,8 @@ validate(config, "workflow/schemas/config.schema.yaml")
 
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
+include: "workflow/rules/images.smk"
+include: "workflow/rules/reddit.smk"
 include: "workflow/rules/runs.smk"
 include: "workflow/rules/aggregate.smk"
 

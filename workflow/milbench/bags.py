@@ -63,8 +63,18 @@ class Bags:
     def __len__(self):
         return len(self.offsets) - 1
 
+    @property
+    def shape(self):
+        """(n_bags,): makes scikit-learn index Bags like an array, so CV splits stay Bags."""
+        return (len(self),)
+
     def __getitem__(self, i):
-        return self.instances[self.offsets[i]:self.offsets[i + 1]]
+        """bags[i] -> bag i's (n_i, d) array; bags[index array or mask] -> a Bags subset."""
+        if isinstance(i, tuple):          # scikit-learn's array indexing passes (key, ...)
+            i = i[0]
+        if isinstance(i, (int, np.integer)):
+            return self.instances[self.offsets[i]:self.offsets[i + 1]]
+        return self.subset(i)
 
     @property
     def n_features(self):
@@ -84,7 +94,7 @@ class Bags:
 
     def subset(self, idx):
         """Bags ``idx`` (integer positions or boolean mask), in that order."""
-        idx = np.arange(len(self))[idx]
+        idx = np.arange(len(self))[np.asarray(idx)]
         sizes = self.sizes[idx]
         rows = np.concatenate([np.arange(self.offsets[i], self.offsets[i + 1]) for i in idx]) \
             if len(idx) else np.zeros(0, dtype=np.int64)
@@ -104,10 +114,13 @@ class Bags:
         a, b = self.views[name]
         return replace(self, instances=self.instances[:, a:b], views={name: (0, b - a)})
 
-    def with_instances(self, X):
-        """Same bags, new instance matrix (e.g. after a feature transform)."""
+    def with_instances(self, X, views=None):
+        """Same bags, new instance matrix (e.g. after a feature transform). Views are kept when
+        the columns are unchanged in number (a scaler), else replaced by ``views`` or one view."""
         X = np.asarray(X)
-        return replace(self, instances=X, views={"x": (0, X.shape[1])})
+        if views is None:
+            views = self.views if X.shape[1] == self.n_features else {"x": (0, X.shape[1])}
+        return replace(self, instances=X, views=views)
 
 
 def stack(bags):

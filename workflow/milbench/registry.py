@@ -13,6 +13,10 @@ SELECTORS = {
     "midr": "milbench.selectors.midr:MIDR",
     "relieff-mi": "milbench.selectors.relieff:ReliefFMI",
     "hydr-mi": "milbench.selectors.hydr:HyDRMI",
+    "cvfs": "milbench.selectors.cvfs:CVFS",
+    "big": "milbench.selectors.view_baselines:BagInfoGain",
+    "iig": "milbench.selectors.view_baselines:InstanceInfoGain",
+    "fs": "milbench.selectors.view_baselines:PairwiseBagReliability",
 }
 
 CLASSIFIERS = {
@@ -34,6 +38,7 @@ CLASSIFIERS = {
     "kisvm": "milbench.classifiers.kisvm:KISVM",
     "mildm": "milbench.classifiers.mildm:MILDM",
     "mirsvm": "milbench.classifiers.mirsvm:MIRSVM",
+    "view-ensemble": "milbench.selectors.view_baselines:ViewEnsemble",
 }
 
 

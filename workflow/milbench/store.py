@@ -54,7 +54,8 @@ def write_bags(bags: Bags, outdir, extra_meta=None):
         meta.update(extra_meta or {})
         meta.update(n_bags=len(bags), n_instances=int(len(bags.instances)),
                     n_positive=int(bags.labels.sum()),
-                    views={k: [int(a), int(b)] for k, (a, b) in bags.views.items()})
+                    views={k: [int(a), int(b)] for k, (a, b) in bags.views.items()},
+                    view_order=list(bags.views))
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
         if outdir.exists():
             shutil.rmtree(outdir)
@@ -71,7 +72,7 @@ def read_bags(indir, views=None) -> Bags:
 
     indir = Path(indir)
     meta = json.loads((indir / "meta.json").read_text())
-    all_views = list(meta["views"])
+    all_views = meta.get("view_order", list(meta["views"]))
     views = all_views if views is None else list(views)
     unknown = set(views) - set(all_views)
     if unknown:

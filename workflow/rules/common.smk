@@ -1,4 +1,5 @@
 # Input functions and config expansion shared by every rule (Snakemake catalog layout).
+import copy
 import functools
 import re
 import hashlib
@@ -9,6 +10,7 @@ from pathlib import Path
 # The library is importable without installation (scripts do the same via _paths.py).
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
+from milbench.features import images as _im
 from milbench.folds import fold_keys
 from milbench.pipeline import expand_methods
 from milbench.registry import CLASSIFIERS, SELECTORS
@@ -95,3 +97,72 @@ def all_targets():
                 f"results/{exp}/stats", f"results/{exp}/figures",
                 f"results/{exp}/reproduction.csv"]
     return out
+
+
+# ---- Corel image chain (rules in images.smk) -------------------------------
+
+COREL_DEFAULTS = {
+    "source": "synthetic",       # synthetic | <folder> | <archive .tar.gz/.tgz/.tar/.zip>
+    "positive": list(_im.DEFAULT_POSITIVE),
+    "negative": list(_im.DEFAULT_NEGATIVE),
+    "exclude": list(_im.DEFAULT_EXCLUDE),
+    "n_pos": 300,
+    "n_neg": 300,
+    "seed": 0,
+    "regions": 5,
+    "oversegmentations": [dict(s) for s in _im.DEFAULT_OVERSEGMENTATIONS],
+    "alpha": 0.001,
+    "beta": 20.0,
+    "nb": 1,
+    "codebook": 256,
+    "pixels_per_image": 500,
+    "overlays": 8,
+    "threads": 2,
+    "synthetic": {"n_pos": 40, "n_neg": 40, "n_other": 10, "size": [128, 192], "seed": 0},
+}
+COREL = copy.deepcopy(COREL_DEFAULTS)
+COREL.update({k: v for k, v in config.get("chains", {}).get("corel", {}).items() if k != "synthetic"})
+COREL["synthetic"].update(config.get("chains", {}).get("corel", {}).get("synthetic", {}))
+_ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip", ".tar.bz2", ".tar.xz")
+COREL_CHAIN = "results/chains/corel-cats"
+
+
+def corel_source_dir():
+    """Folder the image table is read from (generated, extracted or the user's own)."""
+    src = str(COREL["source"])
+    if src == "synthetic":
+        return "results/raw/synthetic-scenes"
+    if src.lower().endswith(_ARCHIVE_SUFFIXES):
+        return "results/raw/corel-images"
+    return src
+
+
+def corel_source_file():
+    src = str(COREL["source"])
+    return src if src.lower().endswith(_ARCHIVE_SUFFIXES) else ""
+
+
+# ---- Reddit chain (rules in reddit.smk) ------------------------------------
+import copy
+
+REDDIT_DEFAULTS = {
+    "source": "synthetic",        # synthetic | <path to SNAP redditSubmissions.csv>
+    "n_pos": 300,
+    "n_neg": 300,
+    "pos_threshold": 2000,
+    "neg_threshold": 100,
+    "seed": 0,
+    "n_terms": 200,
+    "subreddits": None,           # 28 community names, or None = the 28 most frequent
+    "time_column": "rawtime",     # rawtime (poster wall clock) | unixtime (UTC) | localtime
+    "synthetic": {"n_pos": 120, "n_neg": 120, "n_mid": 40, "seed": 0},
+}
+REDDIT = copy.deepcopy(REDDIT_DEFAULTS)
+REDDIT.update({k: v for k, v in config.get("chains", {}).get("reddit", {}).items() if k != "synthetic"})
+REDDIT["synthetic"].update(config.get("chains", {}).get("reddit", {}).get("synthetic", {}))
+REDDIT_CHAIN = "results/chains/reddit"
+REDDIT_SYNTHETIC_CSV = "results/raw/synthetic-reddit/synthetic-redditSubmissions.csv"
+
+
+def reddit_csv():
+    return REDDIT_SYNTHETIC_CSV if REDDIT["source"] == "synthetic" else str(REDDIT["source"])

@@ -1,54 +1,10 @@
 # Corel images -> 3-view bags `corel-cats` (SPEC §5, cvfs-mil.txt §4.2).
-# Settings: config `chains: corel:` (defaults below).  Every step is its own rule, so changing
+# Settings: config `chains: corel:` (defaults in common.smk).  Every step is its own rule, so changing
 # e.g. the codebook size reruns only corel_codebook and corel_bags.
 #
 #   source ──(corel_synthetic | corel_extract | a user folder)──> corel_select
 #     -> corel_segment (region maps npz + overlay PNGs)
 #     -> corel_codebook (k-means per view)               -> corel_bags -> results/bags/corel-cats/
-
-import copy
-from milbench.features import images as _im
-
-COREL_DEFAULTS = {
-    "source": "synthetic",       # synthetic | <folder> | <archive .tar.gz/.tgz/.tar/.zip>
-    "positive": list(_im.DEFAULT_POSITIVE),
-    "negative": list(_im.DEFAULT_NEGATIVE),
-    "exclude": list(_im.DEFAULT_EXCLUDE),
-    "n_pos": 300,
-    "n_neg": 300,
-    "seed": 0,
-    "regions": 5,
-    "oversegmentations": [dict(s) for s in _im.DEFAULT_OVERSEGMENTATIONS],
-    "alpha": 0.001,
-    "beta": 20.0,
-    "nb": 1,
-    "codebook": 256,
-    "pixels_per_image": 500,
-    "overlays": 8,
-    "threads": 2,
-    "synthetic": {"n_pos": 40, "n_neg": 40, "n_other": 10, "size": [128, 192], "seed": 0},
-}
-COREL = copy.deepcopy(COREL_DEFAULTS)
-COREL.update({k: v for k, v in config.get("chains", {}).get("corel", {}).items() if k != "synthetic"})
-COREL["synthetic"].update(config.get("chains", {}).get("corel", {}).get("synthetic", {}))
-_ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip", ".tar.bz2", ".tar.xz")
-COREL_CHAIN = "results/chains/corel-cats"
-
-
-def corel_source_dir():
-    """Folder the image table is read from (generated, extracted or the user's own)."""
-    src = str(COREL["source"])
-    if src == "synthetic":
-        return "results/raw/synthetic-scenes"
-    if src.lower().endswith(_ARCHIVE_SUFFIXES):
-        return "results/raw/corel-images"
-    return src
-
-
-def corel_source_file():
-    src = str(COREL["source"])
-    return src if src.lower().endswith(_ARCHIVE_SUFFIXES) else ""
-
 
 rule corel_synthetic:
     """SYNTHETIC scenes in Corel-5k layout (striped / spotted cats among other animals)."""
@@ -56,6 +12,8 @@ rule corel_synthetic:
         directory("results/raw/synthetic-scenes"),
     params:
         cfg=COREL["synthetic"],
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/chains/corel_synthetic.log",
     benchmark:
@@ -72,6 +30,8 @@ rule corel_extract:
         corel_source_file() or [],
     output:
         directory("results/raw/corel-images"),
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/chains/corel_extract.log",
     benchmark:
@@ -92,6 +52,8 @@ rule corel_select:
     params:
         cfg={k: COREL[k] for k in ("positive", "negative", "exclude", "n_pos", "n_neg", "seed")},
         source_label=COREL["source"],
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/chains/corel_select.log",
     benchmark:
@@ -113,6 +75,8 @@ rule corel_segment:
         cfg={k: COREL[k] for k in ("regions", "oversegmentations", "alpha", "beta", "nb", "seed",
                                    "overlays")},
     threads: COREL["threads"]
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/chains/corel_segment.log",
     benchmark:
@@ -133,6 +97,8 @@ rule corel_codebook:
     params:
         cfg={k: COREL[k] for k in ("codebook", "pixels_per_image", "seed")},
     threads: COREL["threads"]
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/chains/corel_codebook.log",
     benchmark:
@@ -157,6 +123,8 @@ rule corel_bags:
         cfg={k: v for k, v in COREL.items() if k != "threads"},
         source_file=corel_source_file(),
     threads: COREL["threads"]
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/bags/corel-cats.log",
     benchmark:

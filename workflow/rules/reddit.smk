@@ -1,33 +1,8 @@
 # SNAP web-Reddit submissions -> 2-view bags `reddit` (SPEC §5, cvfs-mil.txt §4.3).
-# Settings: config `chains: reddit:` (defaults below).
+# Settings: config `chains: reddit:` (defaults in common.smk).
 #
 #   source (reddit_synthetic | the user's SNAP csv) -> reddit_select -> reddit_bags
 #     -> results/bags/reddit/
-
-import copy
-
-REDDIT_DEFAULTS = {
-    "source": "synthetic",        # synthetic | <path to SNAP redditSubmissions.csv>
-    "n_pos": 300,
-    "n_neg": 300,
-    "pos_threshold": 2000,
-    "neg_threshold": 100,
-    "seed": 0,
-    "n_terms": 200,
-    "subreddits": None,           # 28 community names, or None = the 28 most frequent
-    "time_column": "rawtime",     # rawtime (poster wall clock) | unixtime (UTC) | localtime
-    "synthetic": {"n_pos": 120, "n_neg": 120, "n_mid": 40, "seed": 0},
-}
-REDDIT = copy.deepcopy(REDDIT_DEFAULTS)
-REDDIT.update({k: v for k, v in config.get("chains", {}).get("reddit", {}).items() if k != "synthetic"})
-REDDIT["synthetic"].update(config.get("chains", {}).get("reddit", {}).get("synthetic", {}))
-REDDIT_CHAIN = "results/chains/reddit"
-REDDIT_SYNTHETIC_CSV = "results/raw/synthetic-reddit/synthetic-redditSubmissions.csv"
-
-
-def reddit_csv():
-    return REDDIT_SYNTHETIC_CSV if REDDIT["source"] == "synthetic" else str(REDDIT["source"])
-
 
 rule reddit_synthetic:
     """SYNTHETIC submissions in exactly SNAP's schema, with planted factor / title effects."""
@@ -35,6 +10,8 @@ rule reddit_synthetic:
         REDDIT_SYNTHETIC_CSV,
     params:
         cfg=REDDIT["synthetic"],
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/chains/reddit_synthetic.log",
     benchmark:
@@ -56,6 +33,8 @@ rule reddit_select:
         cfg={k: REDDIT[k] for k in ("n_pos", "n_neg", "pos_threshold", "neg_threshold", "seed")},
         source_label=REDDIT["source"],
         synthetic=REDDIT["source"] == "synthetic",
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/chains/reddit_select.log",
     benchmark:
@@ -76,6 +55,8 @@ rule reddit_bags:
         bags_of("reddit"),
     params:
         cfg={k: v for k, v in REDDIT.items() if k != "synthetic"},
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/bags/reddit.log",
     benchmark:

@@ -1,4 +1,5 @@
 """Rule corel_bags: region histograms of codes -> 3-view Bags (hsv, hog, lbp) -> Parquet store."""
+import _paths  # noqa: F401 - puts workflow/ on sys.path
 import json
 from pathlib import Path
 

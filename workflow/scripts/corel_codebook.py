@@ -1,5 +1,6 @@
 """Rule corel_codebook: one k-means codebook per view (HSV, dense HOG, LBP) on a seeded pixel
 sample over all selected images (unsupervised)."""
+import _paths  # noqa: F401 - puts workflow/ on sys.path
 import time
 
 import pandas as pd

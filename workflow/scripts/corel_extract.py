@@ -1,4 +1,5 @@
 """Rule corel_extract: a Corel image archive (.tar.gz / .zip) -> folder (safe extraction)."""
+import _paths  # noqa: F401 - puts workflow/ on sys.path
 from milbench.runlog import setup
 from milbench.sources import safe_extract
 

@@ -1,5 +1,6 @@
 """Rule corel_segment: SAS bipartite-graph segmentation of every selected image (npz of region
 maps) plus overlay PNGs of a sample of images."""
+import _paths  # noqa: F401 - puts workflow/ on sys.path
 from pathlib import Path
 
 import cv2

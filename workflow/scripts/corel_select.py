@@ -1,4 +1,5 @@
 """Rule corel_select: image folder + keywords -> selected images (positives / negatives)."""
+import _paths  # noqa: F401 - puts workflow/ on sys.path
 import json
 
 from milbench.features import images as im

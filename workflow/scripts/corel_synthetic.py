@@ -1,4 +1,5 @@
 """Rule corel_synthetic: SYNTHETIC scenes in Corel-5k layout (offline stand-in)."""
+import _paths  # noqa: F401 - puts workflow/ on sys.path
 from milbench.features.synthetic_scenes import make_synthetic_scenes
 from milbench.runlog import setup
 

@@ -1,4 +1,5 @@
 """Rule reddit_bags: selected submissions -> 2-view Bags (title TF-IDF, 55 factors) -> Parquet."""
+import _paths  # noqa: F401 - puts workflow/ on sys.path
 import json
 from pathlib import Path
 

@@ -1,4 +1,5 @@
 """Rule reddit_select: SNAP CSV -> submissions of the sampled positive / negative items."""
+import _paths  # noqa: F401 - puts workflow/ on sys.path
 import json
 
 from milbench.features import reddit as rd

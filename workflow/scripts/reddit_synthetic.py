@@ -1,4 +1,5 @@
 """Rule reddit_synthetic: SYNTHETIC submissions CSV in SNAP's web-Reddit schema."""
+import _paths  # noqa: F401 - puts workflow/ on sys.path
 from milbench.features.synthetic_reddit import make_synthetic_reddit
 from milbench.runlog import setup
 

@@ -1,0 +1,399 @@
+"""Multi-view MI feature-selection baselines of cvfs-mil.txt §4.1 ([big], [iig], [fs]) under the
+view-combination strategies I / II / III, and the per-view ensemble classifier
+[view-ensemble] that strategy III needs.
+
+Baseline scores (the paper only names them; its ref. [5], Gan & Yin, is not available here, so
+the exact scores are our definitions, stated below):
+
+* [big] **bag-level information gain**: every bag is summarised per feature by a bag statistic
+  (default ``max`` over its instances, the standard-MI witness), and the feature's score is the
+  information gain of the best binary split (C4.5 style threshold on the sorted values) of
+  that bag-level value w.r.t. the bag labels.
+* [iig] **instance-level information gain**: the same best-split information gain on the
+  instances, each inheriting its bag's label.
+* [fs] **pairwise bag reliability**: for every positive bag P and negative bag N the feature's
+  directed 1-D Hausdorff distance r_s(P, N) = max_{x∈P} min_{z∈N} |x_s − z_s| (how reliably the
+  feature lets P's most distinctive instance stand apart from N), and for every pair of
+  distinct negative bags the symmetric 1-D Hausdorff distance h_s(N, N') (negatives should look
+  alike); score = mean r_s(P, N) − mean h_s(N, N').  Features are min-max scaled on the
+  training instances first.  This compares every pair of bags feature by feature, which is
+  what makes FS the slowest baseline in the paper's Fig. 9.
+
+View strategies (``strategy`` parameter): ``"I"`` top-m/v features of each view (m split as
+evenly as possible, remainders to the first views), concatenated; ``"II"`` views
+concatenated, global top-m of the raw scores; ``"III"`` the same selection as I, to be used
+with the :class:`ViewEnsemble` classifier (one classifier per view, averaged) — strategy III is
+a classifier-level combination, so the selector only has to keep the views apart.
+``view`` restricts a selector to one view (the paper's single-view "X+MI" baselines).
+
+Views come from the input :class:`~milbench.bags.Bags` (``X.views``, when it carries named
+views) or from the ``views`` parameter (a list of view sizes, a list of (start, stop) pairs, or
+a dict name -> (start, stop)); the pipeline sets ``views`` to the dataset's view sizes.
+``transform`` keeps the views: its output columns are the selected features grouped by view
+(view order, ranked inside a view) and a Bags output carries ``views`` for them, which is what
+:class:`ViewEnsemble` reads.  ``support_`` lists the selected columns in rank order.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ..bags import Bags, check_bags
+from ..base import FeatureSubsetTransformer, MILClassifier, n_from_fraction
+
+STRATEGIES = ("I", "II", "III")
+
+
+# --------------------------------------------------------------------------------------------
+# views
+# --------------------------------------------------------------------------------------------
+def resolve_views(X, views, n_features):
+    """Ordered (names, ranges) of the feature views: named Bags views first, then the
+    ``views`` parameter, else one view "x" holding every column."""
+    if isinstance(X, Bags) and X.views and list(X.views) != ["x"]:
+        names = list(X.views)
+        ranges = [tuple(int(v) for v in X.views[n]) for n in names]
+    elif views is not None:
+        if isinstance(views, dict):
+            names = list(views)
+            ranges = [tuple(int(v) for v in views[n]) for n in names]
+        else:
+            views = list(views)
+            if all(np.isscalar(v) for v in views):
+                edges = np.r_[0, np.cumsum([int(v) for v in views])]
+                ranges = [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+            else:
+                ranges = [(int(a), int(b)) for a, b in views]
+            names = [f"view{k}" for k in range(len(ranges))]
+    else:
+        names, ranges = ["x"], [(0, n_features)]
+    cover = np.zeros(n_features, int)
+    for (a, b), n in zip(ranges, names):
+        if not 0 <= a < b <= n_features:
+            raise ValueError(f"view {n!r} range ({a}, {b}) outside the {n_features} features")
+        cover[a:b] += 1
+    if (cover != 1).any():
+        raise ValueError(f"views {dict(zip(names, ranges))} must partition the {n_features} "
+                         "features exactly once")
+    return names, ranges
+
+
+def split_m(m, sizes):
+    """Split m selected features over views as evenly as possible (capped by view sizes)."""
+    sizes = np.asarray(sizes, int)
+    v = len(sizes)
+    want = np.full(v, m // v) + (np.arange(v) < m % v)
+    take = np.minimum(want, sizes)
+    spare = m - take.sum()
+    while spare > 0 and (take < sizes).any():          # give unused quota to views with room
+        for k in range(v):
+            if spare and take[k] < sizes[k]:
+                take[k] += 1
+                spare -= 1
+    return take
+
+
+def minmax_scale(X):
+    """Min-max scale columns to [0, 1] (constant columns -> 0)."""
+    lo, hi = X.min(0), X.max(0)
+    span = np.where(hi > lo, hi - lo, 1.0)
+    return (X - lo) / span
+
+
+class ViewSelector(FeatureSubsetTransformer):
+    """Base for view-aware selectors: subclasses implement ``_fit(bags, y01)`` and set
+    ``support_`` (ranked global column indices); views are resolved before ``_fit``."""
+
+    def fit(self, X, y=None):
+        bags, y01, classes = check_bags(X, y)
+        self.n_features_in_ = bags[0].shape[1]
+        self.view_names_, self.view_ranges_ = resolve_views(X, getattr(self, "views", None),
+                                                            self.n_features_in_)
+        self.classes_ = classes
+        self._fit(bags, y01)
+        self._set_output()
+        return self
+
+    def _view_of(self):
+        owner = np.empty(self.n_features_in_, int)
+        for k, (a, b) in enumerate(self.view_ranges_):
+            owner[a:b] = k
+        return owner
+
+    def _restricted_views(self):
+        """Indices of the views this selector may pick from (``view`` parameter)."""
+        view = getattr(self, "view", None)
+        if view is None:
+            return list(range(len(self.view_names_)))
+        if isinstance(view, (int, np.integer)):
+            if not 0 <= view < len(self.view_names_):
+                raise ValueError(f"view index {view} out of range for views {self.view_names_}")
+            return [int(view)]
+        if view not in self.view_names_:
+            raise ValueError(f"unknown view {view!r}; views are {self.view_names_}")
+        return [self.view_names_.index(view)]
+
+    def _set_output(self):
+        owner = self._view_of()
+        sup = np.asarray(self.support_, dtype=np.int64)
+        cols = sup[np.argsort(owner[sup], kind="stable")]
+        self.output_columns_ = cols
+        views, start = {}, 0
+        for k, name in enumerate(self.view_names_):
+            n = int((owner[cols] == k).sum())
+            if n:
+                views[name] = (start, start + n)
+                start += n
+        self.output_views_ = views
+        self.n_selected_per_view_ = {n: int((owner[sup] == k).sum())
+                                     for k, n in enumerate(self.view_names_)}
+
+    def _transform_instances(self, X):
+        return X[:, self.output_columns_]
+
+    def transform(self, X):
+        if isinstance(X, Bags):
+            if X.n_features != self.n_features_in_:
+                raise ValueError(f"X has {X.n_features} features; fitted with {self.n_features_in_}")
+            return replace(X, instances=X.instances[:, self.output_columns_],
+                           views=dict(self.output_views_))
+        return super().transform(X)
+
+
+# --------------------------------------------------------------------------------------------
+# scores
+# --------------------------------------------------------------------------------------------
+def _entropy(p):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = -(p * np.log2(p) + (1 - p) * np.log2(1 - p))
+    return np.nan_to_num(h)
+
+
+def best_split_information_gain(V, y):
+    """Information gain (bits) of the best binary threshold split of every column of V
+    (n, d) w.r.t. 0/1 labels y; 0 for a constant column.  Vectorised over columns."""
+    V = np.asarray(V, float)
+    y = np.asarray(y, float)
+    n = len(y)
+    order = np.argsort(V, axis=0, kind="stable")
+    Vs = np.take_along_axis(V, order, 0)
+    ys = y[order]
+    pos_left = np.cumsum(ys, 0)[:-1]                     # split after row i: rows 0..i left
+    n_left = np.arange(1, n)[:, None]
+    n_right = n - n_left
+    pos_total = y.sum()
+    h_left = _entropy(pos_left / n_left)
+    h_right = _entropy((pos_total - pos_left) / n_right)
+    cond = (n_left * h_left + n_right * h_right) / n
+    valid = Vs[1:] > Vs[:-1]                             # only between distinct values
+    cond = np.where(valid, cond, np.inf)
+    best = cond.min(0) if n > 1 else np.full(V.shape[1], np.inf)
+    gain = _entropy(np.array(pos_total / n)) - best
+    return np.where(np.isfinite(gain), np.maximum(gain, 0.0), 0.0)
+
+
+def bag_statistic(X, offsets, statistic="max"):
+    """(n_bags, d) per-bag summary of stacked instances."""
+    from ..bags import segment_reduce
+
+    if statistic == "max":
+        return segment_reduce(X, offsets, np.maximum)
+    if statistic == "min":
+        return segment_reduce(X, offsets, np.minimum)
+    if statistic == "mean":
+        return segment_reduce(X, offsets, np.add) / np.diff(offsets)[:, None]
+    raise ValueError(f"bag_statistic must be max | min | mean, got {statistic!r}")
+
+
+def bag_information_gain(bags, y, statistic="max"):
+    """[big] score per feature (module docstring)."""
+    from ..bags import stack
+
+    X, offsets = stack(bags)
+    return best_split_information_gain(bag_statistic(X, offsets, statistic), y)
+
+
+def instance_information_gain(bags, y):
+    """[iig] score per feature: instances inherit their bag's label."""
+    from ..bags import stack
+
+    X, offsets = stack(bags)
+    return best_split_information_gain(X, np.repeat(y, np.diff(offsets)))
+
+
+def pairwise_bag_reliability(bags, y, buffer_elems=1 << 22):
+    """[fs] score per feature: mean over (positive, negative) bag pairs of the directed 1-D
+    Hausdorff distance from the positive bag to the negative bag, minus the mean over pairs of
+    distinct negative bags of their symmetric 1-D Hausdorff distance (min-max scaled).
+
+    Cost Θ(N_instances · N_negative_instances · d) — every bag pair is compared feature by
+    feature; features are processed in chunks through one preallocated float32 buffer of about
+    ``buffer_elems`` elements."""
+    from ..bags import stack
+
+    X, offsets = stack(bags)
+    X = minmax_scale(X).astype(np.float32)
+    sizes = np.diff(offsets)
+    neg = np.flatnonzero(y == 0)
+    pos = np.flatnonzero(y == 1)
+    neg_rows = np.concatenate([np.arange(offsets[b], offsets[b + 1]) for b in neg])
+    neg_off = np.r_[0, np.cumsum(sizes[neg])]
+    n, d, q = X.shape[0], X.shape[1], len(neg_rows)
+    chunk = int(max(1, min(d, buffer_elems // max(1, n * q))))
+    buf = np.empty((n, q, chunk), np.float32)
+    to_bag = np.empty((n, len(neg), chunk), np.float32)
+    k = len(neg)
+    score = np.zeros(d)
+    for s0 in range(0, d, chunk):                       # loop over feature chunks
+        c = min(chunk, d - s0)
+        Xs = X[:, s0:s0 + c]                             # (n_inst, c)
+        D = buf[:, :, :c]
+        np.subtract(Xs[:, None, :], Xs[neg_rows][None, :, :], out=D)
+        np.abs(D, out=D)
+        tb = to_bag[:, :, :c]
+        np.minimum.reduceat(D, neg_off[:-1], axis=1, out=tb)    # dist(x, N): (n_inst, n_neg, c)
+        H = np.maximum.reduceat(tb, offsets[:-1], axis=0)       # directed: (n_bags, n_neg, c)
+        cross = H[pos].mean((0, 1)) if len(pos) else np.zeros(c)
+        Hn = H[neg]
+        sym = np.maximum(Hn, Hn.transpose(1, 0, 2))
+        within = (sym.sum((0, 1)) / (k * (k - 1))) if k > 1 else np.zeros(c)
+        score[s0:s0 + c] = cross - within
+    return score
+
+
+# --------------------------------------------------------------------------------------------
+# selectors
+# --------------------------------------------------------------------------------------------
+class _ScoreViewSelector(ViewSelector):
+    """Rank features by ``self._scores(bags, y)`` and allocate ``m`` by ``strategy``."""
+
+    def _allocate(self, scores):
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+        allowed = self._restricted_views()
+        ranges = [self.view_ranges_[k] for k in allowed]
+        total = sum(b - a for a, b in ranges)
+        m = n_from_fraction(self.m, total)
+        if self.strategy == "II" or len(allowed) == 1:
+            cols = np.concatenate([np.arange(a, b) for a, b in ranges])
+            order = cols[np.argsort(-scores[cols], kind="stable")]
+            return order[:m]
+        take = split_m(m, [b - a for a, b in ranges])
+        parts = []
+        for (a, b), t in zip(ranges, take):
+            cols = np.arange(a, b)
+            parts.append(cols[np.argsort(-scores[cols], kind="stable")][:t])
+        sel = np.concatenate(parts)
+        return sel[np.argsort(-scores[sel], kind="stable")]
+
+    def _fit(self, bags, y):
+        self.scores_ = np.asarray(self._scores(bags, y), float)
+        self.support_ = self._allocate(self.scores_)
+        self.diagnostics_ = {f"n_selected_{n}": 0 for n in self.view_names_}
+        owner = self._view_of()
+        for k, n in enumerate(self.view_names_):
+            self.diagnostics_[f"n_selected_{n}"] = int((owner[self.support_] == k).sum())
+
+
+class BagInfoGain(_ScoreViewSelector):
+    """[big] bag-level information gain (module docstring), strategy I | II | III."""
+
+    def __init__(self, m=200, strategy="I", bag_statistic="max", view=None, views=None):
+        self.m = m
+        self.strategy = strategy
+        self.bag_statistic = bag_statistic
+        self.view = view
+        self.views = views
+
+    def _scores(self, bags, y):
+        return bag_information_gain(bags, y, self.bag_statistic)
+
+
+class InstanceInfoGain(_ScoreViewSelector):
+    """[iig] instance-level information gain (instances inherit bag labels)."""
+
+    def __init__(self, m=200, strategy="I", view=None, views=None):
+        self.m = m
+        self.strategy = strategy
+        self.view = view
+        self.views = views
+
+    def _scores(self, bags, y):
+        return instance_information_gain(bags, y)
+
+
+class PairwiseBagReliability(_ScoreViewSelector):
+    """[fs] pairwise bag-reliability score (module docstring)."""
+
+    def __init__(self, m=200, strategy="I", view=None, views=None):
+        self.m = m
+        self.strategy = strategy
+        self.view = view
+        self.views = views
+
+    def _scores(self, bags, y):
+        return pairwise_bag_reliability(bags, y)
+
+
+# --------------------------------------------------------------------------------------------
+# strategy III: one classifier per view, averaged
+# --------------------------------------------------------------------------------------------
+class ViewEnsemble(MILClassifier):
+    """[view-ensemble] One copy of a base MIL classifier per feature view, averaged
+    (cvfs-mil.txt §4.1, strategy III, after Mayo & Frank's multi-view MI ensembles).
+
+    ``base`` is a classifier registry name (default ``milr``) and ``base_params`` its
+    parameters.  Views come from the input Bags (e.g. a view-aware selector's output) or the
+    ``views`` parameter (as for the selectors).  Decision: with ``combine="proba"`` the mean of
+    the members' positive-class probabilities p̄, reported as log(p̄ / (1 − p̄)) (> 0 iff
+    p̄ > ½); with ``combine="decision"`` (or members without predict_proba) the mean decision.
+    """
+
+    def __init__(self, base="milr", base_params=None, combine="proba", views=None,
+                 random_state=None):
+        self.base = base
+        self.base_params = base_params
+        self.combine = combine
+        self.views = views
+        self.random_state = random_state
+
+    def fit(self, X, y):
+        bags, _, _ = check_bags(X)
+        try:
+            self.view_names_, self.view_ranges_ = resolve_views(X, self.views, bags[0].shape[1])
+        except ValueError as e:
+            raise ValueError(f"[view-ensemble] {e}. It needs the views of its input: pass Bags "
+                             "that carry them (a view-aware selector's output); scikit-learn's "
+                             "inner CV (`tune`) indexes Bags into plain lists and loses them") from e
+        return super().fit(X, y)
+
+    def _make_base(self):
+        from ..registry import make
+
+        est = make("classifier", {"name": self.base, **(self.base_params or {})})
+        if "random_state" in est.get_params() and self.random_state is not None:
+            est.set_params(random_state=self.random_state)
+        return est
+
+    def _fit(self, bags, y):
+        if self.combine not in ("proba", "decision"):
+            raise ValueError(f"combine must be proba | decision, got {self.combine!r}")
+        self.estimators_ = []
+        for a, b in self.view_ranges_:
+            est = self._make_base()
+            est.fit([x[:, a:b] for x in bags], y)
+            self.estimators_.append(est)
+        self.diagnostics_ = {"n_views": len(self.estimators_)}
+
+    def _decision(self, bags):
+        use_proba = self.combine == "proba" and all(hasattr(e, "predict_proba") for e in self.estimators_)
+        parts = []
+        for est, (a, b) in zip(self.estimators_, self.view_ranges_):
+            sub = [x[:, a:b] for x in bags]
+            parts.append(est.predict_proba(sub)[:, 1] if use_proba else est.decision_function(sub))
+        mean = np.mean(parts, axis=0)
+        if not use_proba:
+            return mean
+        p = np.clip(mean, 1e-12, 1 - 1e-12)
+        return np.log(p) - np.log1p(-p)
