@@ -14,6 +14,7 @@ include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/images.smk"
 include: "workflow/rules/reddit.smk"
+include: "workflow/rules/graphs.smk"
 include: "workflow/rules/runs.smk"
 include: "workflow/rules/aggregate.smk"
 

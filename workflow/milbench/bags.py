@@ -98,6 +98,10 @@ class Bags:
         sizes = self.sizes[idx]
         rows = np.concatenate([np.arange(self.offsets[i], self.offsets[i + 1]) for i in idx]) \
             if len(idx) else np.zeros(0, dtype=np.int64)
+        edges = None
+        if self.edges is not None:  # keep the graph among the kept bags / instances
+            from .graphs import subset_edges
+            edges = subset_edges(self.edges, self.bag_ids[idx], rows)
         return replace(
             self,
             instances=self.instances[rows],
@@ -106,7 +110,7 @@ class Bags:
             bag_ids=self.bag_ids[idx],
             names=None if self.names is None else np.asarray(self.names)[idx],
             instance_labels=None if self.instance_labels is None else self.instance_labels[rows],
-            edges=None,
+            edges=edges,
         )
 
     def view(self, name):

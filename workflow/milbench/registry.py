@@ -39,6 +39,8 @@ CLASSIFIERS = {
     "mildm": "milbench.classifiers.mildm:MILDM",
     "mirsvm": "milbench.classifiers.mirsvm:MIRSVM",
     "view-ensemble": "milbench.selectors.view_baselines:ViewEnsemble",
+    "milsd": "milbench.classifiers.milsd:MILSD",
+    "lcmf": "milbench.classifiers.lcmf:LCMF",
 }
 
 

@@ -166,3 +166,42 @@ REDDIT_SYNTHETIC_CSV = "results/raw/synthetic-reddit/synthetic-redditSubmissions
 
 def reddit_csv():
     return REDDIT_SYNTHETIC_CSV if REDDIT["source"] == "synthetic" else str(REDDIT["source"])
+
+
+# ---- graph chains: WebKB and protein (rules in graphs.smk) --------------------
+WEBKB_DEFAULTS = {
+    "source": "synthetic",      # synthetic | <archive .tar.gz/.tgz/.tar/.zip> | <folder>
+    "max_features": 3000,       # vocabulary size (instances are stored dense float32)
+    "min_df": 2,                # a term must occur in >= min_df passages
+    "passage_words": 50,        # window width, stemmed non-stop-word tokens
+    "passage_stride": 50,       # 50 = non-overlapping; 25 = half-overlapping (Andrews et al.)
+    "seed": 0,                  # seed of the negative sample of every task
+    "synthetic": {"seed": 0, "sizes": None},
+}
+WEBKB = copy.deepcopy(WEBKB_DEFAULTS)
+WEBKB.update({k: v for k, v in config.get("chains", {}).get("webkb", {}).items() if k != "synthetic"})
+WEBKB["synthetic"].update(config.get("chains", {}).get("webkb", {}).get("synthetic", {}))
+WEBKB_CHAIN = "results/chains/webkb"
+WEBKB_TASKS = ("course", "faculty", "student", "project", "department", "staff", "other")
+
+PROTEIN_GRAPH_DEFAULTS = {
+    "table": None,              # user pairwise score table (a, b, score); None = kNN substitute
+    "threshold": 25.0,          # edge when score > threshold (clustalw score in the paper)
+    "k": 5,                     # neighbours of the kNN substitute graph
+    "drop_position": True,      # drop CSV column 0 (window position 0-188): paper uses 8 features
+}
+PROTEIN_GRAPH = {**PROTEIN_GRAPH_DEFAULTS, **config.get("chains", {}).get("protein_graph", {})}
+
+
+def webkb_site_dir():
+    src = str(WEBKB["source"])
+    if src == "synthetic":
+        return "results/raw/synthetic-webkb"
+    if src.lower().endswith(_ARCHIVE_SUFFIXES):
+        return "results/raw/webkb-site"
+    return src
+
+
+def webkb_raw_files():
+    src = str(WEBKB["source"])
+    return [src] if src.lower().endswith(_ARCHIVE_SUFFIXES) else []

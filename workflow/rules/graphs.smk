@@ -1,6 +1,6 @@
 # Graph feature chains (SPEC §5, milsd.txt §3): WebKB pages -> `webkb-<task>` bags with a
 # hyperlink graph, and Trx protein bags + similarity / kNN graph -> `protein-graph`.
-# Settings: config `chains: webkb:` and `chains: protein_graph:` (defaults below).
+# Settings: config `chains: webkb:` and `chains: protein_graph:` (defaults in common.smk).
 #
 #   source (webkb_synthetic | webkb_extract of the fetched archive | a user folder)
 #     -> webkb_parse (pages + resolved links) -> webkb_bags (one per task)
@@ -8,52 +8,14 @@
 #   protein raw (fetch_raw or the `mil` package offline) -> protein_graph
 #     -> results/bags/protein-graph/
 
-import copy
-
-WEBKB_DEFAULTS = {
-    "source": "synthetic",      # synthetic | <archive .tar.gz/.tgz/.tar/.zip> | <folder>
-    "max_features": 3000,       # vocabulary size (instances are stored dense float32)
-    "min_df": 2,                # a term must occur in >= min_df passages
-    "passage_words": 50,        # window width, stemmed non-stop-word tokens
-    "passage_stride": 50,       # 50 = non-overlapping; 25 = half-overlapping (Andrews et al.)
-    "seed": 0,                  # seed of the negative sample of every task
-    "synthetic": {"seed": 0, "sizes": None},
-}
-WEBKB = copy.deepcopy(WEBKB_DEFAULTS)
-WEBKB.update({k: v for k, v in config.get("chains", {}).get("webkb", {}).items() if k != "synthetic"})
-WEBKB["synthetic"].update(config.get("chains", {}).get("webkb", {}).get("synthetic", {}))
-WEBKB_CHAIN = "results/chains/webkb"
-WEBKB_TASKS = ("course", "faculty", "student", "project", "department", "staff", "other")
-_WEBKB_ARCHIVE = (".tar.gz", ".tgz", ".tar", ".zip", ".tar.bz2", ".tar.xz")
-
-PROTEIN_GRAPH_DEFAULTS = {
-    "table": None,              # user pairwise score table (a, b, score); None = kNN substitute
-    "threshold": 25.0,          # edge when score > threshold (clustalw score in the paper)
-    "k": 5,                     # neighbours of the kNN substitute graph
-}
-PROTEIN_GRAPH = {**PROTEIN_GRAPH_DEFAULTS, **config.get("chains", {}).get("protein_graph", {})}
-
-
-def webkb_site_dir():
-    src = str(WEBKB["source"])
-    if src == "synthetic":
-        return "results/raw/synthetic-webkb"
-    if src.lower().endswith(_WEBKB_ARCHIVE):
-        return "results/raw/webkb-site"
-    return src
-
-
-def webkb_raw_files():
-    src = str(WEBKB["source"])
-    return [src] if src.lower().endswith(_WEBKB_ARCHIVE) else []
-
-
 rule webkb_synthetic:
     """SYNTHETIC hyperlinked site in WebKB's layout (labelled synthetic downstream)."""
     output:
         directory("results/raw/synthetic-webkb"),
     params:
         cfg=WEBKB["synthetic"],
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/chains/webkb_synthetic.log",
     benchmark:
@@ -70,6 +32,8 @@ rule webkb_extract:
         webkb_raw_files(),
     output:
         directory("results/raw/webkb-site"),
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/chains/webkb_extract.log",
     benchmark:
@@ -92,6 +56,8 @@ rule webkb_parse:
         synthetic=WEBKB["source"] == "synthetic",
         source=str(WEBKB["source"]),
         raw_files=webkb_raw_files(),
+    conda:
+        "../../envs/milbench.yaml"
     conda:
         "../../envs/milbench.yaml"
     log:
@@ -119,6 +85,8 @@ rule webkb_bags:
         task="|".join(WEBKB_TASKS),
     conda:
         "../../envs/milbench.yaml"
+    conda:
+        "../../envs/milbench.yaml"
     log:
         "results/logs/bags/webkb-{task}.log",
     benchmark:
@@ -141,6 +109,8 @@ rule protein_graph:
     params:
         cfg=PROTEIN_GRAPH,
         offline=config.get("offline", False),
+    conda:
+        "../../envs/milbench.yaml"
     conda:
         "../../envs/milbench.yaml"
     log:

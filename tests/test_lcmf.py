@@ -1,0 +1,96 @@
+"""LC-MF (Zhu et al. 2007): analytic gradient, SVD limit, fold-in, transduction, contract."""
+import numpy as np
+import pandas as pd
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import check_grad
+from sklearn.base import clone
+
+from milbench.bags import Bags
+from milbench.classifiers.lcmf import LCMF, factorise, lcmf_objective
+
+
+def test_objective_and_gradient_against_dense_formula_and_finite_differences():
+    rng = np.random.default_rng(0)
+    n, m, k = 9, 6, 3
+    A = sp.random(n, n, density=0.3, random_state=1, format="csr")
+    Cm = rng.random((n, m))
+    th = rng.normal(size=n * k + k * k + m * k)
+    alpha, gamma, beta = 0.7, 0.2, 0.3
+    f = lambda t: lcmf_objective(t, A, Cm, k, alpha, gamma, beta)[0]  # noqa: E731
+    g = lambda t: lcmf_objective(t, A, Cm, k, alpha, gamma, beta)[1]  # noqa: E731
+    Z = th[:n * k].reshape(n, k)
+    U = th[n * k:n * k + k * k].reshape(k, k)
+    V = th[n * k + k * k:].reshape(m, k)
+    dense = (np.sum((A.toarray() - Z @ U @ Z.T) ** 2) + alpha * np.sum((Cm - Z @ V.T) ** 2)
+             + gamma * np.sum(U * U) + beta * (np.sum(V * V) + np.sum(Z * Z)))
+    assert f(th) == pytest.approx(dense, rel=1e-12)
+    assert check_grad(f, g, th) / np.linalg.norm(g(th)) < 1e-6
+
+
+def test_content_only_limit_is_truncated_svd():
+    """No links, no regularisation: min ‖C − ZVᵀ‖² = energy of the trailing singular values."""
+    rng = np.random.default_rng(2)
+    Cm = rng.random((30, 12))
+    k = 4
+    Z, U, V, res = factorise(sp.csr_matrix((30, 30)), Cm, k=k, alpha=1.0, gamma=0.0, beta=0.0,
+                             max_iter=3000, tol=1e-12, random_state=0)
+    s = np.linalg.svd(Cm, compute_uv=False)
+    assert np.sum((Cm - Z @ V.T) ** 2) == pytest.approx(np.sum(s[k:] ** 2), rel=1e-4)
+
+
+def graph_bags(n=40, seed=0):
+    """Pages whose label is visible mostly through links (positives link to a hub set)."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    bags = [rng.random((int(rng.integers(1, 4)), 6)) + 0.3 * y[i] * np.eye(6)[0] for i in range(n)]
+    ids = [f"u{i}" for i in range(n)]
+    src, dst = [], []
+    for i in range(n):
+        same = [j for j in range(n) if y[j] == y[i] and j != i]
+        for j in rng.choice(same, 3, replace=False):
+            src.append(ids[i])
+            dst.append(ids[j])
+    e = pd.DataFrame({"src": src, "dst": dst, "weight": 1.0, "level": "bag"})
+    return Bags.from_list(bags, y, bag_ids=ids, edges=e), y
+
+
+def test_transductive_factors_are_stored_and_links_help():
+    B, y = graph_bags()
+    tr = np.arange(0, 40, 3)
+    te = np.setdiff1d(np.arange(40), tr)
+    lab, unl = B.subset(tr), B.subset(te)
+    lab.edges = B.edges
+    m = LCMF(n_factors=5, random_state=0, max_iter=500).fit(lab, y[tr], unlabeled=unl)
+    assert m.diagnostics_["transductive"] == 1 and m.diagnostics_["n_edges"] == len(B.edges)
+    Zte = m.transform_factors(unl)
+    assert np.allclose(Zte, np.array([m.stored_[b] for b in unl.bag_ids]))
+    assert (m.predict(unl) == y[te]).mean() >= 0.8
+
+
+def test_fold_in_content_only_is_ridge_solution():
+    B, y = graph_bags(seed=1)
+    tr = np.arange(20)
+    lab = B.subset(tr)
+    m = LCMF(n_factors=4, alpha=0.8, beta=0.3, random_state=0).fit(lab, y[tr])
+    new = [np.random.default_rng(3).random((2, 6))]
+    z = m.transform_factors(new)
+    c = new[0].mean(0)
+    c /= np.linalg.norm(c)
+    V = m.V_
+    ref = np.linalg.solve(0.8 * V.T @ V + 0.3 * np.eye(4), 0.8 * V.T @ c)
+    assert np.allclose(z[0], ref)
+    # training bags (known ids) use their stored factors
+    assert np.allclose(m.transform_factors(lab), m.Z_train_)
+
+
+def test_contract_and_determinism():
+    B, y = graph_bags(seed=2)
+    est = LCMF(n_factors=3, random_state=4)
+    assert clone(est).get_params() == est.get_params()
+    a = clone(est).fit(B, 2 * y - 1)
+    b = clone(est).fit(B, 2 * y - 1)
+    assert np.array_equal(a.Z_train_, b.Z_train_)
+    assert set(a.predict(B)) <= {-1, 1}
+    lst = LCMF(n_factors=3, random_state=0).fit(B.as_list(), y)      # no graph: content only
+    assert lst.diagnostics_["n_edges"] == 0 and lst.decision_function(B.as_list()).shape == (40,)

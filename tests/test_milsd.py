@@ -1,0 +1,421 @@
+"""MILSD (milsd.txt §2): oracles for the objective, CCCP, the two-set cutting plane, the dual
+QP, the graph term, I-/BI-MILSD, transduction; plus the protein graph chain."""
+import itertools
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.optimize import minimize
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+
+from milbench.bags import Bags
+from milbench.classifiers import milsd as M
+from milbench.classifiers.milsd import MILSD
+from milbench.graphs.protein import build_protein_graph, knn_edges, similarity_edges
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def mil_data(n_bags=24, d=3, seed=0, size=(2, 5)):
+    """Positive bags hold one instance shifted along feature 0."""
+    rng = np.random.default_rng(seed)
+    bags, y = [], []
+    for i in range(n_bags):
+        k = int(rng.integers(*size))
+        b = rng.normal(size=(k, d))
+        lab = i % 2
+        if lab:
+            b[rng.integers(k), 0] += 3.0
+        bags.append(b)
+        y.append(lab)
+    return bags, np.array(y)
+
+
+def misvm_objective(w, b, bags, y, C):
+    """½‖(w, b)‖² + C/n Σ hinge(Y_i max_j (wᵀx_ij + b)) — the MI-SVM objective (μ = 0)."""
+    ypm = 2 * np.asarray(y) - 1
+    f = np.array([np.max(x @ w + b) for x in bags])
+    return 0.5 * (w @ w + b * b) + C / len(bags) * np.maximum(0, 1 - ypm * f).sum()
+
+
+def slsqp_convex(Zs, y, witness, C):
+    """Reference convex solver (n-slack QP by SLSQP) of one CCCP subproblem with μ = 0:
+    positive bag i represented by the vector witness[i]; negative bags by all instances."""
+    n, d = len(Zs), Zs[0].shape[1]
+
+    def obj(v):
+        return 0.5 * v[:d] @ v[:d] + C / n * v[d:].sum()
+
+    def grad(v):
+        return np.concatenate([v[:d], np.full(n, C / n)])
+
+    cons = []
+    for i in range(n):
+        rows = [witness[i]] if y[i] else list(-Zs[i])
+        for r in rows:
+            a = np.zeros(d + n)
+            a[:d] = r
+            a[d + i] = 1.0
+            cons.append({"type": "ineq", "fun": lambda v, a=a: a @ v - 1.0,
+                         "jac": lambda v, a=a: a})
+    res = minimize(obj, np.zeros(d + n), jac=grad, constraints=cons,
+                   bounds=[(None, None)] * d + [(0, None)] * n, method="SLSQP",
+                   options={"ftol": 1e-12, "maxiter": 1000})
+    return res.x[:d]
+
+
+# ----------------------------------------------------------------------------- μ = 0
+def test_singleton_bags_equal_linear_svm():
+    """Singleton bags, μ = 0: the objective is a linear SVM's (bias regularised, as absorbed)."""
+    from sklearn.svm import LinearSVC
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(50, 4))
+    y = (X[:, 0] - 0.5 * X[:, 1] + 0.4 * rng.normal(size=50) > 0).astype(int)
+    C = 2.0
+    m = MILSD(C=C, mu=0.0, eps1=1e-7).fit([x[None] for x in X], y)
+    Z = np.hstack([X, np.ones((50, 1))])
+    svc = LinearSVC(C=C / 50, loss="hinge", fit_intercept=False, tol=1e-12,
+                    max_iter=200000).fit(Z, y)
+    J = lambda w: 0.5 * w @ w + C / 50 * np.maximum(0, 1 - (2 * y - 1) * (Z @ w)).sum()  # noqa
+    ours = np.concatenate([m.coef_, [m.intercept_]])
+    assert J(ours) == pytest.approx(J(svc.coef_.ravel()), rel=1e-6)
+    assert m.diagnostics_["objective"] == pytest.approx(J(ours), rel=1e-12)
+    assert np.allclose(ours, svc.coef_.ravel(), atol=1e-3)
+
+
+def test_mu0_is_the_mi_svm_objective_and_matches_alternating_reference():
+    bags, y = mil_data(20, 3, seed=2)
+    C = 4.0
+    m = MILSD(C=C, mu=0.0, eps1=1e-8, tol=0.0, max_cccp=30).fit(bags, y)
+    J_ours = misvm_objective(m.coef_, m.intercept_, bags, y, C)
+    assert m.diagnostics_["objective"] == pytest.approx(J_ours, rel=1e-10)
+    # reference: alternate witness selection and an exact convex solve (SLSQP), same start
+    Zs = [np.hstack([b, np.ones((len(b), 1))]) for b in bags]
+    wit = [z.mean(0) for z in Zs]
+    prev = None
+    for _ in range(30):
+        w = slsqp_convex(Zs, y, wit, C)
+        idx = [int(np.argmax(z @ w)) for z in Zs]
+        if idx == prev:
+            break
+        prev = idx
+        wit = [z[k] for z, k in zip(Zs, idx)]
+    J_ref = misvm_objective(w[:-1], w[-1], bags, y, C)
+    assert J_ours == pytest.approx(J_ref, rel=1e-4)
+    # CCCP never increases the objective
+    hist = [h["objective"] for h in m.history_]
+    assert all(b <= a + 1e-7 for a, b in zip(hist, hist[1:]))
+
+
+def test_agrees_with_misvm_classifier_when_available():
+    misvm = pytest.importorskip("milbench.classifiers.misvm")
+    bags, y = mil_data(80, 3, seed=4)
+    tb, ty = mil_data(60, 3, seed=5)
+    ours = MILSD(C=10.0, mu=0.0, scaling="sum").fit(bags, y).predict(tb)
+    theirs = misvm.MISVM(kernel="linear", C=10.0).fit(bags, y).predict(tb)
+    assert (ours == ty).mean() >= 0.75 and (theirs == ty).mean() >= 0.75
+    assert (ours == theirs).mean() >= 0.9
+
+
+# ----------------------------------------------------------------------------- cutting plane
+def small_problem(mu=0.5, seed=0):
+    rng = np.random.default_rng(seed)
+    bags = [rng.normal(size=(2, 2)) for _ in range(6)]
+    y = np.array([1, 0, 1, 0, 1, 0])
+    edges = (np.array([0, 1, 2, 4]), np.array([1, 2, 3, 0]), np.ones(4))
+    X, off = np.concatenate(bags), np.array([0, 2, 4, 6, 8, 10, 12])
+    prob = M._Problem(M._design(X, 1.0), off, 6, 2.0 * y - 1, edges,
+                      (np.zeros(0, int), np.zeros(0, int), np.zeros(0)), "out")
+    return prob, bags, y, edges
+
+
+@pytest.mark.parametrize("eps", [1e-2, 1e-4])
+def test_cutting_plane_stops_with_every_constraint_satisfied(eps):
+    C, mu = 2.0, 0.5
+    prob, bags, y, (es, ed, ew) = small_problem(mu)
+    rng = np.random.default_rng(7)
+    w0 = rng.normal(size=3)
+    P, _ = prob.argmax_linearisation(prob.scores(w0))       # a CCCP linearisation point
+    w, xi, zeta, info = M.cutting_plane(prob, P, P[:6], C, mu, eps, eps)
+    Z = prob.Z if isinstance(prob.Z, np.ndarray) else prob.Z.toarray()
+    lin = P.toarray() @ Z                                    # linearised vector per node
+    rows = [Z[prob.offsets[i]:prob.offsets[i + 1]] for i in range(6)]
+    n, E = 6, len(es)
+    # all bag constraints: c ∈ {0,1}^n and, for negative bags, every instance choice
+    worst1 = -np.inf
+    neg = [i for i in range(n) if not y[i]]
+    for c in itertools.product((0, 1), repeat=n):
+        for pick in itertools.product(range(2), repeat=len(neg)):
+            g = np.zeros(3)
+            for i in range(n):
+                if c[i]:
+                    g += lin[i] if y[i] else -rows[i][pick[neg.index(i)]]
+            v = sum(c) / n - w @ g / n
+            assert v <= xi + eps + 1e-9
+            worst1 = max(worst1, v)
+    # all edge constraints: per edge none, or one instance of p (direction 1) or of q
+    deg = np.maximum(np.bincount(es, minlength=6), 1)
+    r = 1 / np.sqrt(deg)
+    options = []
+    for p, q in zip(es, ed):
+        opts = [np.zeros(3)]
+        opts += [r[p] * x - r[q] * lin[q] for x in rows[p]]
+        opts += [r[q] * x - r[p] * lin[p] for x in rows[q]]
+        options.append(opts)
+    worst2 = -np.inf
+    for combo in itertools.product(*options):
+        v = w @ sum(combo) / E
+        assert v <= zeta + eps + 1e-9
+        worst2 = max(worst2, v)
+    # the slacks are attained (not trivially large): ξ, ζ equal the worst violation up to ε
+    assert worst1 >= xi - 1e-9 and worst2 >= zeta - 1e-9
+    assert info["iterations"] >= 2 and set(info["block"]) == {0, 1}
+
+
+def test_dual_qp_solver_matches_slsqp():
+    rng = np.random.default_rng(3)
+    for trial in range(5):
+        m = int(rng.integers(3, 12))
+        A = rng.normal(size=(m, 4))
+        K = A @ A.T
+        lin = np.abs(rng.normal(size=m))
+        block = rng.integers(0, 2, size=m)
+        caps = np.array([1.5, 0.7])
+        g, _ = M.solve_dual_qp(K, lin, block, caps)
+        D = lambda v: lin @ v - 0.5 * v @ K @ v  # noqa: E731
+        cons = [{"type": "ineq", "fun": lambda v, b=b: caps[b] - v[block == b].sum()}
+                for b in (0, 1)]
+        ref = minimize(lambda v: -D(v), np.zeros(m), jac=lambda v: -(lin - K @ v),
+                       bounds=[(0, None)] * m, constraints=cons, method="SLSQP",
+                       options={"ftol": 1e-14, "maxiter": 500})
+        assert (g >= 0).all() and all(g[block == b].sum() <= caps[b] + 1e-12 for b in (0, 1))
+        assert D(g) >= -ref.fun - 1e-9
+        assert D(g) == pytest.approx(-ref.fun, rel=1e-7, abs=1e-9)
+
+
+# ----------------------------------------------------------------------------- graph term
+def test_graph_term_zero_when_linked_bags_have_equal_scores():
+    rng = np.random.default_rng(0)
+    base = rng.normal(size=(3, 4))
+    bags = [base[rng.permutation(3)] for _ in range(5)]      # same instances, any order
+    y = np.array([1, 0, 1, 0, 1])
+    ids = [f"b{i}" for i in range(5)]
+    edges = pd.DataFrame({"src": ids, "dst": ids[1:] + ids[:1], "weight": 1.0, "level": "bag"})
+    B = Bags.from_list(bags, y, bag_ids=ids, edges=edges)      # a directed cycle: d = 1
+    prob = M._Problem(M._design(B.instances, 1.0), B.offsets, 5, 2.0 * y - 1,
+                      M.MILSD()._graph([B])[0], (np.zeros(0, int),) * 2 + (np.zeros(0),), "out")
+    for _ in range(5):
+        w = rng.normal(size=5)
+        assert prob.objective(w, 1.0, 3.0) == pytest.approx(prob.objective(w, 1.0, 0.0), abs=1e-12)
+    a = MILSD(C=1.0, mu=3.0, eps1=1e-6, eps2=1e-6).fit(B, y)
+    a0 = clone(a).set_params(mu=0.0)
+    a0.coef_, a0.intercept_ = a.coef_, a.intercept_
+    assert a.objective(B, y) == pytest.approx(a0.objective(B, y), abs=1e-12)
+    # ... and it is not zero once the out-degrees differ (edge 0 -> 2 added: d(0) = 2)
+    B.edges = pd.concat([edges, pd.DataFrame({"src": ["b0"], "dst": ["b2"], "weight": [1.0],
+                                              "level": ["bag"]})], ignore_index=True)
+    assert a.objective(B, y) > a0.objective(B, y) + 1e-6
+
+
+def test_graph_term_value_by_hand():
+    bags, y = mil_data(8, 3, seed=9)
+    ids = [f"p{i}" for i in range(8)]
+    src, dst = [0, 0, 1, 2, 5, 7, 3], [1, 2, 2, 0, 6, 6, 4]
+    e = pd.DataFrame({"src": [ids[i] for i in src], "dst": [ids[i] for i in dst],
+                      "weight": [1.0, 2.0, 1.0, 0.5, 1.0, 1.0, 3.0], "level": "bag"})
+    B = Bags.from_list(bags, y, bag_ids=ids, edges=e)
+    m = MILSD(C=1.5, mu=0.7).fit(B, y)
+    w, b = m.coef_, m.intercept_
+    f = np.array([np.max(x @ w + b) for x in bags])
+    outdeg = np.zeros(8)
+    for s, wt in zip(src, e.weight):
+        outdeg[s] += wt
+    d = np.maximum(outdeg, 1)
+    G = sum(wt * abs(f[s] / np.sqrt(d[s]) - f[t] / np.sqrt(d[t]))
+            for s, t, wt in zip(src, dst, e.weight)) / len(src)
+    J = misvm_objective(w, b, bags, y, 1.5) + 0.7 * G
+    assert m.objective(B, y) == pytest.approx(J, rel=1e-10)
+    assert m.diagnostics_["objective"] == pytest.approx(J, rel=1e-10)
+
+
+def convex_reference(Z, y, n_lab, edges, r_src, r_dst, C, mu):
+    """SLSQP on the n-slack form of singleton-bag B-MILSD (a convex QP)."""
+    n_all, d = Z.shape
+    es, ed, ew = edges
+    E = len(es)
+
+    def obj(v):
+        return 0.5 * v[:d] @ v[:d] + C / n_lab * v[d:d + n_lab].sum() + mu / E * ew @ v[d + n_lab:]
+
+    cons = []
+    for i in range(n_lab):
+        cons.append({"type": "ineq",
+                     "fun": lambda v, i=i: (2 * y[i] - 1) * Z[i] @ v[:d] - 1 + v[d + i]})
+    for k, (p, q) in enumerate(zip(es, ed)):
+        for sgn in (1, -1):
+            cons.append({"type": "ineq", "fun": lambda v, k=k, p=p, q=q, sgn=sgn:
+                         v[d + n_lab + k]
+                         - sgn * (r_src[k] * Z[p] @ v[:d] - r_dst[k] * Z[q] @ v[:d])})
+    res = minimize(obj, np.zeros(d + n_lab + E), constraints=cons, method="SLSQP",
+                   bounds=[(None, None)] * d + [(0, None)] * (n_lab + E),
+                   options={"ftol": 1e-13, "maxiter": 2000})
+    return res.fun
+
+
+@pytest.mark.parametrize("transductive", [False, True])
+def test_singleton_b_milsd_matches_convex_qp(transductive):
+    """Singleton bags make B-MILSD convex: compare with a direct n-slack QP solve, with and
+    without unlabeled bags in the graph."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(16, 2))
+    y = (X[:, 0] + 0.5 * rng.normal(size=16) > 0).astype(int)
+    ids = [f"n{i}" for i in range(16)]
+    src = rng.integers(0, 16, size=30)
+    dst = (src + rng.integers(1, 16, size=30)) % 16
+    e = pd.DataFrame({"src": [ids[i] for i in src], "dst": [ids[i] for i in dst],
+                      "weight": 1.0, "level": "bag"}).drop_duplicates(["src", "dst"])
+    full = Bags.from_list([x[None] for x in X], y, bag_ids=ids, edges=e)
+    n_lab = 10 if transductive else 16
+    lab = full.subset(np.arange(n_lab))
+    lab.edges = e
+    unl = full.subset(np.arange(n_lab, 16)) if transductive else None
+    C, mu = 3.0, 2.0
+    m = MILSD(C=C, mu=mu, eps1=1e-7, eps2=1e-7, tol=0.0).fit(lab, y[:n_lab], unlabeled=unl)
+    est = MILSD(C=C, mu=mu)
+    bag_e, _ = est._graph([lab] + ([unl] if transductive else []))
+    if not transductive:
+        keep = (bag_e[0] < n_lab) & (bag_e[1] < n_lab)
+        bag_e = tuple(a[keep] for a in bag_e)
+    deg = np.maximum(np.bincount(bag_e[0], weights=bag_e[2], minlength=16), 1)
+    Z = np.hstack([X, np.ones((16, 1))])
+    ref = convex_reference(Z, y, n_lab, bag_e, 1 / np.sqrt(deg[bag_e[0]]),
+                           1 / np.sqrt(deg[bag_e[1]]), C, mu)
+    assert m.diagnostics_["objective"] == pytest.approx(ref, rel=1e-5)
+    assert m.diagnostics_["n_bag_edges"] == len(bag_e[0])
+
+
+def test_i_milsd_on_singletons_equals_b_milsd_and_bi_adds_terms():
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(12, 3))
+    y = (X[:, 1] > 0).astype(int)
+    ids = [f"s{i}" for i in range(12)]
+    src, dst = np.arange(12), (np.arange(12) + 5) % 12
+    bag_e = pd.DataFrame({"src": [ids[i] for i in src], "dst": [ids[i] for i in dst],
+                          "weight": 1.0, "level": "bag"})
+    inst_e = pd.DataFrame({"src": src.astype(str), "dst": dst.astype(str), "weight": 1.0,
+                           "level": "instance"})
+    B = Bags.from_list([x[None] for x in X], y, bag_ids=ids,
+                       edges=pd.concat([bag_e, inst_e], ignore_index=True))
+    kw = dict(C=2.0, mu=1.0, eps1=1e-7, eps2=1e-7)
+    b = MILSD(graph="bag", **kw).fit(B, y)
+    i = MILSD(graph="instance", **kw).fit(B, y)
+    assert np.allclose(b.coef_, i.coef_, atol=1e-4)
+    assert b.diagnostics_["objective"] == pytest.approx(i.diagnostics_["objective"], rel=1e-8)
+    both = MILSD(graph="both", **kw).fit(B, y)
+    # BI objective at any w = hinge part + μ (bag term + instance term)
+    both0 = clone(both).set_params(mu=0.0)
+    both0.coef_, both0.intercept_ = both.coef_, both.intercept_
+    bag_only = clone(b)
+    bag_only.coef_, bag_only.intercept_ = both.coef_, both.intercept_
+    inst_only = clone(i)
+    inst_only.coef_, inst_only.intercept_ = both.coef_, both.intercept_
+    hinge = both0.objective(B, y)
+    assert both.objective(B, y) == pytest.approx(
+        bag_only.objective(B, y) + inst_only.objective(B, y) - hinge, rel=1e-10)
+    assert both.diagnostics_["n_bag_edges"] == 12 and both.diagnostics_["n_instance_edges"] == 12
+
+
+def test_mu_zero_with_graph_ignores_edges_and_warning_without_edges():
+    bags, y = mil_data(16, 3, seed=1)
+    ids = [str(i) for i in range(16)]
+    e = pd.DataFrame({"src": ids[:-1], "dst": ids[1:], "weight": 1.0, "level": "bag"})
+    B = Bags.from_list(bags, y, bag_ids=ids, edges=e)
+    a = MILSD(mu=0.0).fit(B, y)
+    b = MILSD(mu=0.0).fit(bags, y)
+    assert np.allclose(a.coef_, b.coef_)
+    with pytest.warns(UserWarning, match="no graph edges"):
+        MILSD(mu=1.0).fit(bags, y)
+    sub = B.subset(np.arange(8))
+    m = MILSD(mu=1.0).fit(sub, y[:8])
+    assert m.diagnostics_["n_bag_edges"] == 7
+
+
+# ----------------------------------------------------------------------------- sklearn contract
+def test_sklearn_contract_and_determinism():
+    bags, y = mil_data(30, 3, seed=3)
+    est = MILSD(C=1.0, mu=0.0)
+    assert clone(est).get_params() == est.get_params()
+    ypm = 2 * y - 1
+    m1 = MILSD(mu=0.0).fit(bags, ypm)
+    m2 = MILSD(mu=0.0).fit(bags, ypm)
+    assert np.array_equal(m1.coef_, m2.coef_)
+    assert set(m1.predict(bags)) <= {-1, 1} and list(m1.classes_) == [-1, 1]
+    assert m1.decision_function(bags).shape == (30,)
+    gs = GridSearchCV(MILSD(mu=0.0), {"C": [0.5, 4.0]}, cv=3).fit(bags, y)
+    assert gs.best_params_["C"] in (0.5, 4.0)
+    with pytest.raises(ValueError, match="graph must be"):
+        MILSD(graph="nodes").fit(bags, y)
+    with pytest.raises(ValueError, match="features"):
+        m1.decision_function([b[:, :2] for b in bags])
+
+
+def test_sum_scaling_is_mean_scaling_with_c_times_n():
+    bags, y = mil_data(20, 3, seed=6)
+    ids = [str(i) for i in range(20)]
+    e = pd.DataFrame({"src": ids[:-1], "dst": ids[1:], "weight": 1.0, "level": "bag"})
+    B = Bags.from_list(bags, y, bag_ids=ids, edges=e)
+    a = MILSD(C=0.5, mu=0.2, scaling="sum").fit(B, y)
+    b = MILSD(C=0.5 * 20, mu=0.2 * 19, scaling="mean").fit(B, y)
+    assert np.allclose(a.coef_, b.coef_) and a.intercept_ == pytest.approx(b.intercept_)
+
+
+# ----------------------------------------------------------------------------- protein graph
+def protein_like(n=12, seed=0):
+    rng = np.random.default_rng(seed)
+    bags = [rng.normal(size=(int(rng.integers(2, 5)), 9)) for _ in range(n)]
+    return Bags.from_list(bags, np.arange(n) % 2, bag_ids=[f"P{i}" for i in range(n)],
+                          names=np.array([f"prot{i}" for i in range(n)]))
+
+
+def test_knn_substitute_graph():
+    B = protein_like()
+    e = knn_edges(B, k=3)
+    assert len(e) == 36 and (e.groupby("src").size() == 3).all()
+    assert not (e.src == e.dst).any()
+    g = build_protein_graph(B, k=3)
+    assert g.meta["graph_source"] == "knn-substitute" and g.n_features == 8
+    assert g.edges.equals(knn_edges(B.with_instances(B.instances[:, 1:]), k=3))
+
+
+def test_similarity_table_threshold(tmp_path):
+    B = protein_like()
+    f = tmp_path / "scores.csv"
+    f.write_text("a,b,score\nprot0,prot1,30\nP2,P3,25\nprot4,P5,80.5\nP6,P6,99\n")
+    e = similarity_edges(B, f, threshold=25)
+    assert sorted(zip(e.src, e.dst)) == [("P0", "P1"), ("P1", "P0"), ("P4", "P5"), ("P5", "P4")]
+    g = build_protein_graph(B, table=f)
+    assert g.meta["graph_source"] == "user similarity table" and len(g.edges) == 4
+    f2 = tmp_path / "bad.tsv"
+    f2.write_text("P0\tPX\t40\n")
+    with pytest.raises(ValueError, match="unknown bag"):
+        similarity_edges(B, f2)
+
+
+def test_real_protein_kfold_runs():
+    if not (DATA / "protein" / "protein.csv").exists():
+        pytest.skip("../shared/data absent (fresh clone)")
+    from milbench.sources import read_csv
+
+    g = build_protein_graph(read_csv(DATA / "protein" / "protein.csv"), k=5)
+    assert len(g) == 193 and g.n_features == 8 and len(g.edges) == 965
+    tr = np.arange(0, 193, 2)
+    A = g.subset(tr)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = MILSD(C=1.0, mu=0.1, scaling="sum").fit(A, A.labels)
+    assert m.diagnostics_["n_bag_edges"] > 0
+    assert np.isfinite(m.decision_function(g.subset(np.arange(1, 193, 2)))).all()
