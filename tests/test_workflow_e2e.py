@@ -113,7 +113,7 @@ def test_unknown_method_is_named(tmp_path):
 def test_download_rule_through_http_mirror(tmp_path, http_mirror):  # noqa: F811
     cfg = tiny_config()
     cfg.update(offline=False, mirror=http_mirror)
-    smk(tmp_path, "--cores", "1", "-q", "results/bags/musk1/meta.json", config=cfg)
+    smk(tmp_path, "--cores", "1", "results/bags/musk1/meta.json", "-q", config=cfg)
     assert (tmp_path / "results/raw/musk/clean1.data").exists()
     meta = yaml.safe_load((tmp_path / "results/bags/musk1/meta.json").read_text())
     assert meta["source"] == "download" and meta["n_bags"] == 92
@@ -124,7 +124,7 @@ def test_user_dataset_csv(tmp_path):
     (tmp_path / "mine.csv").write_text("\n".join(rows) + "\n")
     cfg = tiny_config()
     cfg["datasets"] = {"mine": {"format": "csv", "path": str(tmp_path / "mine.csv")}}
-    smk(tmp_path, "--cores", "1", "-q", "results/bags/mine/meta.json", config=cfg)
+    smk(tmp_path, "--cores", "1", "results/bags/mine/meta.json", "-q", config=cfg)
     meta = yaml.safe_load((tmp_path / "results/bags/mine/meta.json").read_text())
     assert meta["n_bags"] == 4 and meta["n_instances"] == 5
 
