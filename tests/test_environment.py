@@ -51,3 +51,14 @@ def test_pyproject_pins_agree():
 def test_configs_validate_against_schema(path):
     schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
     jsonschema.validate(yaml.safe_load(path.read_text()), schema)
+
+
+@pytest.mark.parametrize("path", [REPO / "config/config.yaml",
+                                  *sorted((REPO / "config/paper").glob("*.yaml"))],
+                         ids=lambda p: p.name)
+def test_every_configured_method_builds(path):
+    """Every selector / classifier entry names a registry method with valid parameters."""
+    from milbench.pipeline import build_estimator, expand_methods
+    for exp, cfg in yaml.safe_load(path.read_text())["experiments"].items():
+        for m in expand_methods(cfg):
+            build_estimator(cfg.get("scale", "minmax"), m["selector"], m["classifier"])
