@@ -8,10 +8,15 @@ computed with one matrix product per block, then reduced per bag pair with segme
 * maximal Hausdorff   h_max(A, B) = max(max_a min_b ||a−b||, max_b min_a ||a−b||)
 * average Hausdorff   h_avg(A, B) = (Σ_a min_b ||a−b|| + Σ_b min_a ||a−b||) / (|A| + |B|)
 
-Memory: the per-instance table is N_a × n_b float64 (plus one block of block_rows × N_b);
-:func:`bag_distances` refuses inputs whose tables exceed ``max_bytes`` with a clear error.
+Memory: "min" needs the n_a × n_b result plus one block of block_rows × N_b float64 (blocks
+of whole bags are reduced at once); "max"/"avg" also an N_a × n_b per-instance table.
+:func:`bag_distances` refuses inputs that exceed ``max_bytes`` -- by default the smaller of
+8 GiB and the memory this process may use (SLURM_MEM_PER_NODE, MemAvailable) -- with a clear
+error, instead of a bare numpy MemoryError or the OOM killer.
 """
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
@@ -29,6 +34,47 @@ def _sqdist(A, B, aa, bb):
     d += bb[None, :]
     np.maximum(d, 0.0, out=d)
     return d
+
+
+def memory_limit():
+    """Bytes this process may use: MILBENCH_MAX_MEMORY_GB if set, else the smallest of the
+    SLURM job's memory (SLURM_MEM_PER_NODE, MB) and MemAvailable; None when unknown."""
+    if os.environ.get("MILBENCH_MAX_MEMORY_GB"):
+        return int(float(os.environ["MILBENCH_MAX_MEMORY_GB"]) * 2**30)
+    limits = []
+    if os.environ.get("SLURM_MEM_PER_NODE", "").isdigit():
+        limits.append(int(os.environ["SLURM_MEM_PER_NODE"]) * 2**20)
+    try:
+        with open("/proc/meminfo") as f:
+            limits += [int(ln.split()[1]) * 1024 for ln in f if ln.startswith("MemAvailable:")]
+    except OSError:
+        pass
+    return min(limits) if limits else None
+
+
+BLOCK_BYTES = 256 * 2**20  # one distance block of _bag_min (reduceat adds about as much again)
+
+
+def _min_rows(block_rows, n_b_instances):
+    return max(1, min(block_rows, BLOCK_BYTES // (8 * n_b_instances)))
+
+
+def _bag_min(XA, aa, offA, XB, bb, offB, block_rows):
+    """(n_A, n_B) minimal Hausdorff distances without the N_A × n_B table: each block of
+    whole A bags is reduced over B's bags, then over its own bags, at once."""
+    nA = len(offA) - 1
+    block_rows = _min_rows(block_rows, len(XB))
+    out = np.empty((nA, len(offB) - 1))
+    s = 0
+    while s < nA:
+        e = int(np.searchsorted(offA, offA[s] + block_rows, side="right")) - 1
+        e = min(max(e, s + 1), nA)
+        r0, r1 = offA[s], offA[e]
+        d = _sqdist(XA[r0:r1], XB, aa[r0:r1], bb)
+        out[s:e] = np.minimum.reduceat(np.minimum.reduceat(d, offB[:-1], axis=1),
+                                       offA[s:e] - r0, axis=0)
+        s = e
+    return np.sqrt(out, out=out)
 
 
 def _instance_to_bag_min(XA, aa, XB, bb, offB, block_rows):
@@ -57,10 +103,11 @@ def _self_instance_to_bag_min(X, aa, off, block_rows):
     return np.sqrt(out, out=out)
 
 
-def bag_distances(bags_a, bags_b=None, metric="min", block_rows=4096, max_bytes=DEFAULT_MAX_BYTES):
+def bag_distances(bags_a, bags_b=None, metric="min", block_rows=4096, max_bytes=None):
     """(n_a, n_b) matrix of Hausdorff distances between two bag lists (or a bag list with itself).
 
-    ``block_rows`` bounds the temporary block (block_rows × N_b float64).
+    ``block_rows`` bounds the temporary block (block_rows × N_b float64); ``max_bytes`` (None:
+    min(8 GiB, :func:`memory_limit`)) bounds the whole computation.
     """
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
@@ -75,20 +122,27 @@ def bag_distances(bags_a, bags_b=None, metric="min", block_rows=4096, max_bytes=
         XB = np.asarray(XB, dtype=float)
         bb = np.einsum("ij,ij->i", XB, XB)
     nB = len(offB) - 1
-    need = 8 * (len(XA) * nB + (len(XB) * nA if metric != "min" and bags_b is not None else 0)
-                + min(block_rows, len(XA)) * len(XB))
+    if metric == "min":
+        need = 8 * (nA * nB + 2 * min(_min_rows(block_rows, len(XB)), len(XA)) * len(XB))
+    else:
+        need = 8 * (len(XA) * nB + (len(XB) * nA if bags_b is not None else 0) + nA * nB
+                    + 2 * min(block_rows, len(XA)) * len(XB))
+    if max_bytes is None:
+        max_bytes = min(DEFAULT_MAX_BYTES, memory_limit() or DEFAULT_MAX_BYTES)
     if need > max_bytes:
         raise MemoryError(
-            f"bag_distances: {len(XA)} × {nB} instance-to-bag table needs {need / 2**30:.1f} GiB "
-            f"(limit {max_bytes / 2**30:.1f} GiB); pass fewer bags at a time (rows of the "
-            "result are independent) or raise max_bytes")
+            f"bag_distances: {nA} × {nB} bags ({len(XA)} × {len(XB)} instances, metric "
+            f"{metric!r}) need {need / 2**30:.1f} GiB but the limit is {max_bytes / 2**30:.1f} "
+            "GiB (max_bytes: min(8 GiB, SLURM job memory, MemAvailable)); pass fewer bags at a "
+            "time (rows of the result are independent), run on a node / SLURM job with more "
+            "memory, or raise max_bytes (MILBENCH_MAX_MEMORY_GB)")
+    if metric == "min":
+        return _bag_min(XA, aa, offA, XB, bb, offB, block_rows)
     if bags_b is None:
         rowmin = colmin = _self_instance_to_bag_min(XA, aa, offA, block_rows)
     else:
         rowmin = _instance_to_bag_min(XA, aa, XB, bb, offB, block_rows)
-        colmin = None if metric == "min" else _instance_to_bag_min(XB, bb, XA, aa, offA, block_rows)
-    if metric == "min":
-        return np.minimum.reduceat(rowmin, offA[:-1], axis=0)
+        colmin = _instance_to_bag_min(XB, bb, XA, aa, offA, block_rows)
     if metric == "max":
         ab = np.maximum.reduceat(rowmin, offA[:-1], axis=0)       # max_a min_b
         ba = np.maximum.reduceat(colmin, offB[:-1], axis=0).T     # max_b min_a

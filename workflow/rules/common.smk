@@ -69,6 +69,7 @@ def run_method(wildcards):
 
 
 CORE_MODULES = ("bags.py", "base.py", "pipeline.py", "preprocessing.py", "folds.py", "store.py")
+CORE_PATHS = tuple(str(LIB / c) for c in CORE_MODULES)
 
 
 @functools.cache
@@ -85,7 +86,7 @@ def code_version(wildcards):
     """Rerun trigger: hash of the library modules this run executes (core + its two methods),
     so editing one method's module reruns that method's jobs and nothing else."""
     m = run_method(wildcards)
-    return _module_hash(*(str(LIB / c) for c in CORE_MODULES),
+    return _module_hash(*CORE_PATHS,
                         SELECTORS[m["selector"]["name"]].split(":")[0],
                         CLASSIFIERS[m["classifier"]["name"]].split(":")[0])
 

@@ -27,6 +27,6 @@ rule run_fold:
         "runs"
     resources:
         mem_mb=2000,
-        runtime=60,
+        runtime=lambda wc: EXPERIMENTS[wc.experiment].get("runtime", 60),
     script:
         "../scripts/run_fold.py"

@@ -36,8 +36,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import MILClassifier
 from ..bags import stack
+from ..base import MILClassifier
+from ..distances import memory_limit
 from .odm import (check_odm_params, kernel_matrix, odm_c, primal_objective, resolve_gamma,
                   solve_odm_dual, sq_norms)
 
@@ -105,6 +106,11 @@ class MIORDM(MILClassifier):
         X = np.asarray(X, dtype=float)
         y = np.where(np.asarray(y01) > 0, 1.0, -1.0)
         n = len(y)
+        need = 8 * (3 * n * n + len(X) * n)   # K, Q blocks and the instance-to-representative kernel
+        limit = memory_limit()
+        if limit is not None and need > limit:
+            raise MemoryError(f"MIORDM: {n} bags and {len(X)} instances need {need / 2**30:.1f} GiB "
+                              f"of kernel matrices; {limit / 2**30:.1f} GiB available")
         self.gamma_ = resolve_gamma(self.gamma, X.shape[1])
         x_norms = sq_norms(X)
         c = odm_c(n, self.lam, self.theta)

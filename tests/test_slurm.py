@@ -1,0 +1,159 @@
+"""A real SLURM run of the pipeline (issue #10): one-node cluster on localhost, Snakemake's SLURM
+executor through profiles/slurm, scores identical to a local run.
+
+Needs root and the Debian packages slurm-wlm + munge (.ci/slurm-setup.sh installs them); skips
+with the reason otherwise. tests/slurm/setup-slurm.sh starts munged, slurmctld and slurmd (no
+slurmdbd: job states come from squeue), tests/slurm/teardown-slurm.sh stops them by PID.
+~80 s on an idle 2-core machine (~3.5 min on a loaded one): mostly the plugin's status polling
+and two Snakemake starts per SLURM job.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+import yaml
+
+from conftest import REPO
+
+SLURM_DIR = REPO / "tests" / "slurm"
+SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
+TARGET = "results/tiny/scores.parquet"
+SLURM_LIMIT_S = 420  # hard limit of the SLURM run (timeout -k 10)
+
+
+def _skip_reason():
+    missing = [b for b in ("sinfo", "squeue", "scancel", "slurmctld", "slurmd", "munged")
+               if shutil.which(b) is None]
+    if missing:
+        return f"SLURM not installed ({', '.join(missing)} missing; run .ci/slurm-setup.sh as root)"
+    if os.geteuid() != 0:
+        return "starting slurmctld/slurmd/munged needs root"
+    try:
+        import snakemake_executor_plugin_slurm  # noqa: F401
+    except ImportError:
+        return "snakemake-executor-plugin-slurm not installed"
+    return None
+
+
+pytestmark = pytest.mark.skipif(_skip_reason() is not None, reason=str(_skip_reason()))
+
+
+def tiny_config():
+    """musk1 (offline copy), 2 folds, 2 classifiers: 4 run_fold jobs -> 1 SLURM group job."""
+    return {"offline": True, "experiments": {"tiny": {
+        "datasets": ["musk1"],
+        "protocol": {"kind": "kfold", "folds": 2, "repeats": 1, "seed": 0},
+        "selectors": [{"name": "none"}],
+        "classifiers": [{"name": "milr", "C": 1.0}, {"name": "mi-simple"}],
+    }}}
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    env = dict(os.environ, MILBENCH_SLURM_STATE="/run/milbench-slurm")
+    res = subprocess.run(["bash", str(SLURM_DIR / "setup-slurm.sh")], capture_output=True,
+                         text=True, timeout=180, env=env)
+    if res.returncode:
+        subprocess.run(["bash", str(SLURM_DIR / "teardown-slurm.sh")], env=env, timeout=120)
+        pytest.fail(f"setup-slurm.sh failed:\n{res.stdout}\n{res.stderr}")
+    yield res.stdout
+    subprocess.run(["bash", str(SLURM_DIR / "teardown-slurm.sh")], env=env, timeout=120)
+
+
+def _start(workdir, *args, limit=None):
+    (workdir / "config.yaml").write_text(yaml.safe_dump(tiny_config()))
+    cmd = SNAKEMAKE + ["-d", str(workdir), "--configfile", str(workdir / "config.yaml"), *args,
+                       TARGET]
+    if limit:
+        cmd = ["timeout", "-k", "10", str(limit)] + cmd  # Snakemake ignores SIGTERM here
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    log = open(workdir / "snakemake.out", "w")
+    # own process group, so a kill reaches Snakemake itself and not only `timeout`
+    return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, text=True,
+                            start_new_session=True), log
+
+
+def _squeue(run_uuid):
+    """{jobid: state} of every job of this run still known to slurmctld (MinJobAge=3600)."""
+    out = subprocess.run(["squeue", "-h", "-t", "all", "--name", run_uuid, "-o", "%i|%T"],
+                         capture_output=True, text=True, timeout=60).stdout
+    return dict(line.split("|") for line in out.split())
+
+
+@pytest.fixture(scope="module")
+def runs(cluster, tmp_path_factory):
+    """The same config through SLURM and locally (--cores 2), started side by side: the SLURM
+    run mostly waits on status polls, so the local run costs little extra wall time."""
+    sl, lo = tmp_path_factory.mktemp("slurm"), tmp_path_factory.mktemp("local")
+    t0 = time.perf_counter()
+    p_slurm, f_slurm = _start(
+        sl, "--profile", str(REPO / "profiles" / "slurm"),
+        "--slurm-init-seconds-before-status-checks", "2",  # test speed; profile keeps 10
+        "--latency-wait", "5", limit=SLURM_LIMIT_S)
+    p_local, f_local = _start(lo, "--cores", "2", "--quiet=rules")
+    run_uuid = None
+    try:
+        rc_local = p_local.wait(timeout=SLURM_LIMIT_S)
+        rc_slurm = p_slurm.wait(timeout=SLURM_LIMIT_S + 30)
+    finally:
+        for p in (p_local, p_slurm):
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        f_slurm.close()
+        f_local.close()
+        log = (sl / "snakemake.out").read_text()
+        m = re.search(r"SLURM run ID: (\S+)", log)
+        if m:  # after a kill (or any failure) nothing of this run may stay queued or running
+            run_uuid = m.group(1)
+            left = [j for j, st in _squeue(run_uuid).items()
+                    if st in ("PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED")]
+            if left:
+                subprocess.run(["scancel", *left], timeout=60)
+    wall = time.perf_counter() - t0
+    assert rc_local == 0, (lo / "snakemake.out").read_text()[-4000:]
+    assert rc_slurm == 0, f"SLURM run rc={rc_slurm} after {wall:.0f} s:\n{log[-6000:]}"
+    return {"slurm": sl, "local": lo, "log": log, "uuid": run_uuid, "wall": wall}
+
+
+def test_jobs_went_through_slurm(runs):
+    log = runs["log"]
+    ids = re.findall(r"submitted with SLURM jobid (\d+) \(log: (\S+?)\)", log)
+    logs = {os.path.relpath(p, runs["slurm"]).split(os.sep)[2] for _, p in ids}
+    # bags_builtin, folds, scores, and the 4 run_fold jobs bundled into ONE group job
+    assert len(ids) == 4, ids
+    assert logs == {"rule_bags_builtin", "rule_folds", "group_runs_run_fold", "rule_scores"}, logs
+    assert log.count("rule run_fold:") == 4
+    states = _squeue(runs["uuid"])
+    assert {j for j, _ in ids} <= set(states), (ids, states)
+    assert all(states[j] == "COMPLETED" for j, _ in ids), states
+    # every job ran inside an allocation: the group log shows the in-job Snakemake's srun steps
+    group_log = next(p for _, p in ids if "group_runs" in p)
+    assert open(group_log).read().count("Finished jobid") >= 4
+
+
+def test_group_job_request_stacks(runs):
+    """cores: 1 in the profile -> the 4-member group asks for 1 CPU and one member's memory."""
+    gid = re.search(r"submitted with SLURM jobid (\d+) \(log: \S+group_runs", runs["log"]).group(1)
+    info = subprocess.run(["scontrol", "show", "job", gid], capture_output=True, text=True,
+                          timeout=60).stdout
+    assert re.search(r"\bNumCPUs=1\b", info), info
+    assert re.search(r"TRES=cpu=1,mem=2000M", info), info
+    assert "TimeLimit=04:00:00" in info, info  # 4 members x runtime 60 min, one after another
+
+
+def test_scores_equal_local_run(runs):
+    a = pd.read_parquet(runs["slurm"] / TARGET)
+    b = pd.read_parquet(runs["local"] / TARGET)
+    assert len(a) == len(b) == 4
+    timing = [c for c in a.columns if "seconds" in c]
+    pd.testing.assert_frame_equal(a.drop(columns=timing), b.drop(columns=timing),
+                                  check_exact=True)
+    assert (a.fit_seconds > 0).all()
+    assert a.accuracy.notna().all() and a.auroc.notna().all()
