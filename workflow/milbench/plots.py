@@ -126,8 +126,8 @@ def save_figure(fig, outbase):
     outbase.parent.mkdir(parents=True, exist_ok=True)
     png, svg = outbase.with_suffix(".png"), outbase.with_suffix(".svg")
     with matplotlib.rc_context({"svg.hashsalt": "milbench"}):
-        fig.savefig(png, dpi=150, metadata={"Software": None})
-        fig.savefig(svg, metadata={"Date": None, "Creator": None})
+        fig.savefig(png, dpi=150, bbox_inches="tight", metadata={"Software": None})
+        fig.savefig(svg, bbox_inches="tight", metadata={"Date": None, "Creator": None})
     return [png, svg]
 
 
