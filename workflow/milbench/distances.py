@@ -16,6 +16,7 @@ error, instead of a bare numpy MemoryError or the OOM killer.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
@@ -44,11 +45,9 @@ def memory_limit():
     limits = []
     if os.environ.get("SLURM_MEM_PER_NODE", "").isdigit():
         limits.append(int(os.environ["SLURM_MEM_PER_NODE"]) * 2**20)
-    try:
+    with contextlib.suppress(OSError):   # no /proc/meminfo (not Linux): no machine limit
         with open("/proc/meminfo") as f:
             limits += [int(ln.split()[1]) * 1024 for ln in f if ln.startswith("MemAvailable:")]
-    except OSError:
-        pass
     return min(limits) if limits else None
 
 
