@@ -4,7 +4,6 @@ Oracles: finite differences for every analytic gradient, the direct (s, t) dista
 brute-force per-bag reductions, a poisoned synthetic set that mean pooling cannot solve, and
 (slow) published EM-DD accuracies on the five benchmarks.
 """
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,7 +15,6 @@ from milbench.bags import BagError, Bags
 from milbench.classifiers import diverse_density as dd
 from milbench.classifiers.diverse_density import EMDD, MDD, MIDD
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def poisoned_bags(n_bags=40, n_inst=6, d=4, a=3.0, seed=0):
@@ -254,13 +252,11 @@ PUBLISHED_EMDD = {"musk1": 0.849, "musk2": 0.869, "elephant": 0.771, "fox": 0.60
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", list(PUBLISHED_EMDD))
-def test_emdd_ten_fold_accuracy_near_published(name):
+def test_emdd_ten_fold_accuracy_near_published(name, shared_data):
     """10-fold stratified CV accuracy of EM-DD within 0.05 of (or above) the published value.
     Measured (seed 0): musk1 .890, musk2 .882, elephant .765, fox .610, tiger .740."""
-    if not DATA.exists():
-        pytest.skip("../shared/data absent (fresh clone)")
     from milbench.sources import load_dataset
-    b = load_dataset(name, DATA)
+    b = load_dataset(name, shared_data)
     r = cross_validate(EMDD(random_state=0), b.as_list(), b.labels,
                        cv=StratifiedKFold(10, shuffle=True, random_state=0))
     assert r["test_score"].mean() >= PUBLISHED_EMDD[name] - 0.05

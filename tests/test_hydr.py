@@ -177,16 +177,13 @@ def test_hydr_parallel_equals_serial():
 
 
 # ------------------------------------------------------------------ real data (slow)
-DATA = __import__("pathlib").Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 @pytest.mark.slow
-def test_musk1_hydr_beats_all_features_mi_simple_tree():
+def test_musk1_hydr_beats_all_features_mi_simple_tree(shared_data):
     """musk1, 10-fold CV, MI-Simple(tree) (PART stand-in): all features vs ReliefF-MI adapted
     70 % vs HyDR-MI with a REDUCED GA (population 20, 8 generations, 1 seed).  Paper Table 10
     (MISimple(PART)): 0.744 / 0.822 / 0.876.  Measured here: 0.693 / 0.713 / 0.760."""
-    if not DATA.is_dir():
-        pytest.skip("../shared/data absent (fresh clone)")
     from sklearn.model_selection import StratifiedKFold
     from sklearn.pipeline import Pipeline
 
@@ -195,7 +192,7 @@ def test_musk1_hydr_beats_all_features_mi_simple_tree():
     from milbench.selectors.relieff import ReliefFMI
     from milbench.sources import load_dataset
 
-    bags = load_dataset("musk1", DATA)
+    bags = load_dataset("musk1", shared_data)
     acc = {"all": [], "relieff": [], "hydr": []}
     n_feat = {k: [] for k in acc}
     cv = StratifiedKFold(10, shuffle=True, random_state=0)

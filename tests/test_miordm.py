@@ -1,5 +1,4 @@
 """MIORDM (miordm.txt §III) and its kernel-ODM dual solver (Eq. 27, DCD of Eq. 31)."""
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,7 +12,6 @@ from milbench.classifiers.odm import (ODM, dual_gradient, dual_objective, kernel
                                       kkt_violation, odm_c, odm_dual_matrices, primal_objective,
                                       solve_odm_dual)
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def random_problem(seed, n=25, kernel="rbf"):
@@ -274,14 +272,12 @@ def test_bad_parameters_raise():
 @pytest.mark.slow
 @pytest.mark.parametrize("name,target", [("musk1", .759), ("musk2", .733), ("elephant", .796),
                                          ("fox", .583), ("tiger", .831)])
-def test_real_data_accuracy_near_paper(name, target):
+def test_real_data_accuracy_near_paper(name, target, shared_data):
     """5 stratified 80/20 splits, min-max scaling on training instances, λ=2⁸, θ=μ=0.7."""
-    if not DATA.exists():
-        pytest.skip("../shared/data absent (fresh clone)")
     from milbench.folds import make_folds, split
     from milbench.preprocessing import BagScaler
     from milbench.sources import load_dataset
-    bags = load_dataset(name, DATA)
+    bags = load_dataset(name, shared_data)
     folds = make_folds(bags.bag_ids, bags.labels, {"kind": "holdout", "train": 0.8,
                                                    "repeats": 5, "seed": 0})
     accs = []

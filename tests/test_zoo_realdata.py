@@ -18,7 +18,6 @@ Andrews et al.'s 0.779 (documented gap, see ``GAPS``).
 
 The musk1 rows run in about a second each; the others are ``slow`` (pytest -m slow).
 """
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -30,7 +29,8 @@ from milbench.classifiers.misvm import MISVM, MiSVM
 from milbench.classifiers.set_kernel import SetKernelSVM
 from milbench.preprocessing import BagScaler
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from conftest import DATA
+
 DATASETS = ("musk1", "musk2", "elephant", "fox", "tiger")
 
 PUBLISHED = {
@@ -79,9 +79,7 @@ CASES = [pytest.param(m, d, marks=() if d == "musk1" else pytest.mark.slow, id=f
 
 
 @pytest.mark.parametrize("method,dataset", CASES)
-def test_pinned_10fold_accuracy(method, dataset):
-    if not DATA.exists():
-        pytest.skip("../shared/data absent (fresh clone)")
+def test_pinned_10fold_accuracy(method, dataset, shared_data):
     i = DATASETS.index(dataset)
     acc = cv_accuracy(method, dataset)
     assert acc == pytest.approx(OURS[method][i], abs=0.015), acc
