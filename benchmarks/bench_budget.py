@@ -117,8 +117,6 @@ def config_jobs(cfg):
 def child(spec_json):
     t_start = time.process_time()
     spec = json.loads(spec_json)
-    import numpy as np  # noqa: F401
-
     from milbench.folds import make_folds
     from milbench.pipeline import run_fold
     from milbench.sources import load_dataset

@@ -16,7 +16,6 @@ slurm: needs a running cluster (tests/slurm/setup-slurm.sh); else prints that it
 Timings on a shared, loaded machine are noisy: compare within one run.
 """
 import argparse
-import cProfile  # noqa: F401 - documents that the profile part uses `python -m cProfile`
 import os
 import pstats
 import re

@@ -46,7 +46,7 @@ def n_bags(n):
 def est_bytes(method, n):
     """Rough peak bytes beyond the data for one run (float64 everywhere the code uses it)."""
     b = n_bags(n)
-    tr, te = int(0.8 * b), b - int(0.8 * b)
+    tr = int(0.8 * b)
     Ntr = int(0.8 * n)
     if method == "citation-knn":
         # fit: instance-to-bag table (N_tr x n_tr) + one 4096 x N_tr block + D (n_tr^2) and

@@ -1,4 +1,7 @@
+import http.server
 import os
+import threading
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -14,6 +17,17 @@ def shared_data():
     if not DATA.exists():
         pytest.skip("../shared/data absent (fresh clone): real-data test skipped")
     return DATA
+
+
+@pytest.fixture
+def http_mirror(shared_data):
+    """../shared/data served over loopback HTTP (the download path's mirror)."""
+    handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(shared_data))
+    handler.log_message = lambda *a: None
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
 
 
 def toy_bags(n_bags=30, d=4, seed=0, max_size=5, witness_shift=3.0):

@@ -1,6 +1,5 @@
 """Pins agree between requirements.txt, pyproject.toml and envs/*.yaml; configs validate."""
 import re
-from pathlib import Path
 
 import jsonschema
 import pytest

@@ -1,6 +1,3 @@
-import http.server
-import threading
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -89,16 +86,6 @@ b2,"5,6",0
     p.write_text(p.read_text().replace('"5,6"', '"5"'))
     with pytest.raises(SourceError, match="line 10"):
         read_arff(p)
-
-
-@pytest.fixture
-def http_mirror(shared_data):
-    handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(shared_data))
-    handler.log_message = lambda *a: None
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{srv.server_address[1]}"
-    srv.shutdown()
 
 
 def test_download_through_http_mirror(http_mirror, tmp_path, shared_data):

@@ -2,14 +2,12 @@
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
 
 from conftest import REPO
-from test_sources import http_mirror  # noqa: F401 - fixture
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
 
@@ -110,7 +108,7 @@ def test_unknown_method_is_named(tmp_path):
     assert res.returncode != 0 and "milrr" in res.stdout + res.stderr
 
 
-def test_download_rule_through_http_mirror(tmp_path, http_mirror):  # noqa: F811
+def test_download_rule_through_http_mirror(tmp_path, http_mirror):
     cfg = tiny_config()
     cfg.update(offline=False, mirror=http_mirror)
     smk(tmp_path, "--cores", "1", "results/bags/musk1/meta.json", "-q", config=cfg)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 
-from .bags import Bags, check_bags
+from .bags import BagError, Bags, check_bags
 
 
 class MILClassifier(ClassifierMixin, BaseEstimator):
@@ -40,6 +40,28 @@ class MILClassifier(ClassifierMixin, BaseEstimator):
         tags.input_tags.two_d_array = False
         tags.input_tags.three_d_array = True
         return tags
+
+
+def check_sample_weight(sample_weight, n_bags):
+    """None, or one finite non-negative weight per bag (not all zero) as a float array."""
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight, dtype=float)
+    if w.shape != (n_bags,) or (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
+        raise BagError("sample_weight must be one finite non-negative weight per bag, not all zero")
+    return w
+
+
+class WeightedMILClassifier(MILClassifier):
+    """A bag classifier that takes per-bag ``sample_weight`` (used by bag-level boosting).
+    Subclasses implement ``_fit(bags, y01, sample_weight)``; the weights are validated here."""
+
+    def fit(self, X, y, sample_weight=None):
+        bags, y01, classes = check_bags(X, y)
+        self.classes_ = classes
+        self.n_features_in_ = bags[0].shape[1]
+        self._fit(bags, y01, check_sample_weight(sample_weight, len(bags)))
+        return self
 
 
 class MILTransformer(TransformerMixin, BaseEstimator):

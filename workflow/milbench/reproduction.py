@@ -44,7 +44,6 @@ columns ``sel.<p>`` / ``clf.<p>``).  For each target:
 """
 from __future__ import annotations
 
-import io
 import json
 from functools import lru_cache
 

@@ -31,15 +31,12 @@ DecisionStump).
 """
 from __future__ import annotations
 
-import inspect
-
 import numpy as np
 from sklearn.base import clone
+from sklearn.utils.validation import has_fit_parameter
 
-from ..bags import check_bags
-from ..base import MILClassifier
+from ..base import MILClassifier, WeightedMILClassifier
 from .miboost import STOP_CODES
-from .wrapper import check_sample_weight
 
 DEFAULT_BASE = {"name": "mi-wrapper", "estimator": "tree"}
 
@@ -60,10 +57,6 @@ def make_member(base, seed):
     if "random_state" in est.get_params() and est.get_params()["random_state"] is None:
         est.set_params(random_state=int(seed))
     return est
-
-
-def _accepts_weight(est):
-    return "sample_weight" in inspect.signature(est.fit).parameters
 
 
 def _member_proba(est, bags):
@@ -107,20 +100,13 @@ class MIBagging(MILClassifier):
         return np.mean([_member_proba(e, bags) for e in self.estimators_], axis=0) - 0.5
 
 
-class MIAdaBoost(MILClassifier):
+class MIAdaBoost(WeightedMILClassifier):
     """AdaBoost.M1 / two-class SAMME over bags of any milbench classifier (see module docstring)."""
 
     def __init__(self, base=None, n_estimators=10, random_state=None):
         self.base = base
         self.n_estimators = n_estimators
         self.random_state = random_state
-
-    def fit(self, X, y, sample_weight=None):
-        bags, y01, classes = check_bags(X, y)
-        self.classes_ = classes
-        self.n_features_in_ = bags[0].shape[1]
-        self._fit(bags, y01, check_sample_weight(sample_weight, len(bags)))
-        return self
 
     def _fit(self, bags, y01, sample_weight=None):
         rng = np.random.default_rng(self.random_state)
@@ -130,7 +116,7 @@ class MIAdaBoost(MILClassifier):
         stop, resampled = "max_rounds", False
         for m in range(int(self.n_estimators)):
             est = make_member(self.base, rng.integers(2**31 - 1))
-            if _accepts_weight(est):
+            if has_fit_parameter(est, "sample_weight"):
                 est.fit(bags, y01, sample_weight=w * B)
             else:
                 resampled = True

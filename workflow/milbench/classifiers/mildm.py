@@ -52,7 +52,6 @@ def bag_similarity_mapping(X, offsets, P, gamma, block_cols=1024, x_norms=None, 
 def label_laplacian(y01):
     """L = D − W with W_ij = −1/|M| (same label, i ≠ j), +1/|C| (different labels)."""
     y = np.asarray(y01).astype(int)
-    n = len(y)
     same = y[:, None] == y[None, :]
     np.fill_diagonal(same, False)
     n_must = same.sum() / 2

@@ -38,8 +38,8 @@ import numpy as np
 from scipy.special import expit
 from sklearn.utils.validation import has_fit_parameter
 
-from ..bags import BagError, check_bags, stack
-from ..base import MILClassifier
+from ..bags import stack
+from ..base import WeightedMILClassifier
 from ..estimators import make_estimator
 
 AGGREGATIONS = ("arithmetic", "geometric", "max")
@@ -70,16 +70,7 @@ def positive_proba(est, X):
     return expit(est.decision_function(X))
 
 
-def check_sample_weight(sample_weight, n_bags):
-    if sample_weight is None:
-        return None
-    w = np.asarray(sample_weight, dtype=float)
-    if w.shape != (n_bags,) or (w < 0).any() or not np.isfinite(w).all() or w.sum() <= 0:
-        raise BagError("sample_weight must be one finite non-negative weight per bag, not all zero")
-    return w
-
-
-class MIWrapper(MILClassifier):
+class MIWrapper(WeightedMILClassifier):
     """Instances inherit bag labels -> any scikit-learn classifier -> aggregate probabilities."""
 
     def __init__(self, estimator="logistic", estimator_params=None, aggregation="arithmetic",
@@ -89,13 +80,6 @@ class MIWrapper(MILClassifier):
         self.aggregation = aggregation
         self.weighting = weighting
         self.random_state = random_state
-
-    def fit(self, X, y, sample_weight=None):
-        bags, y01, classes = check_bags(X, y)
-        self.classes_ = classes
-        self.n_features_in_ = bags[0].shape[1]
-        self._fit(bags, y01, check_sample_weight(sample_weight, len(bags)))
-        return self
 
     def _fit(self, bags, y01, bag_weight=None):
         if self.aggregation not in AGGREGATIONS:
