@@ -319,6 +319,11 @@ def plot_vs_features(scores, metric="accuracy", x="n_features", hue=None, by=("d
     selector+classifier, i.e. the method without its size parameter), mean over
     repeats/folds with a band of ±1 std; one panel per data set."""
     title = title or f"{_label(metric)} vs {_label(x).lower()}{_synthetic_note(scores)}"
+    if x == "n_features" and "method" in scores:
+        # one point per configured method: a selector whose size varies by fold (HyDR-MI's GA)
+        # sits at its mean size instead of one point per fold joined like a size sweep
+        scores = scores.assign(n_features=scores.groupby(["dataset", "method"])["n_features"]
+                               .transform("mean"))
     return _line_panels(scores, metric, x, hue, list(by or []), title)
 
 
