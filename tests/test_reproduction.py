@@ -151,6 +151,11 @@ def test_reproduction_table_datasets_ratios_and_unavailable():
              & (r["metric"] == "accuracy")].iloc[0]
     assert prot["ours"] == 0.9 and prot["within_tolerance"] is False
     assert r[r["dataset"] == "faculty"]["status"].eq("not run").all()
+    graph = _summary([dict(dataset="protein-graph", method="b-milsd", classifier="milsd",
+                           accuracy_mean=0.93)])        # the chain's name needs no map
+    r_graph = reproduction_table(graph, "milsd")
+    assert r_graph[(r_graph["dataset"] == "protein") & (r_graph["paper_method"] == "B-MILSD")
+                   & (r_graph["metric"] == "accuracy")]["ours"].iloc[0] == 0.93
     ascot = r[r["dataset"] == "ascot"]
     assert len(ascot) == 8 and ascot["status"].str.startswith("cannot be reproduced").all()
     assert ascot["ours"].isna().all()

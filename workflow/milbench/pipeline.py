@@ -6,21 +6,67 @@ Config conventions (workflow/schemas/config.schema.yaml):
 * a list-valued parameter expands into a grid of separate methods (to pass a literal list,
   wrap it: ``[[a, b]]``); dict values are passed whole;
 * ``tune: {param: [values]}`` is an inner-CV search space: the job runs a stratified
-  ``inner_folds``-fold GridSearchCV on the training bags of the outer fold only.
+  ``inner_folds``-fold GridSearchCV on the training bags of the outer fold only;
+* ``transductive: true`` (experiment level) gives every fit the dataset's other bags, labels
+  removed, as unlabeled nodes (:class:`Unlabeled`, :class:`MILPipeline`) — the setting of
+  milsd.txt's WebKB runs, for classifiers whose ``fit`` takes ``unlabeled``.
 """
 from __future__ import annotations
 
 import hashlib
+import inspect
 import itertools
 import json
 import time
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+from sklearn.pipeline import Pipeline
 
 from .bags import Bags
 
 RESERVED = ("name", "tune")
+
+
+class Unlabeled:
+    """A dataset's bags with their labels removed: the transductive context of a fit.
+
+    Deliberately not array-like, so GridSearchCV hands it whole to every inner fit; each fit
+    takes as unlabeled nodes the bags it is *not* trained on (:meth:`complement`): the outer
+    test bags, and inside the inner CV also the inner validation bags.  Labels are zeroed and
+    instance labels dropped here, so no fit can read them.
+    """
+
+    def __init__(self, bags: Bags):
+        self.bags = replace(bags, labels=np.zeros(len(bags), np.int8), instance_labels=None)
+
+    def complement(self, X):
+        """Bags not in ``X`` (by bag id), keeping every bag-level edge of the dataset (so links
+        between ``X`` and the unlabeled bags survive) and the instance edges among them."""
+        keep = ~np.isin(self.bags.bag_ids, np.asarray(X.bag_ids).astype(str))
+        rest = self.bags.subset(keep)
+        edges = self.bags.edges
+        if edges is not None:
+            edges = pd.concat([edges[edges["level"] == "bag"],
+                               rest.edges[rest.edges["level"] == "instance"]], ignore_index=True)
+        return replace(rest, edges=edges)
+
+
+class MILPipeline(Pipeline):
+    """scikit-learn Pipeline whose ``fit(X, y, unlabeled=Unlabeled)`` passes the unlabeled
+    bags, transformed by the steps fitted on ``X``, to a final estimator whose ``fit`` takes
+    ``unlabeled`` (MILSD, LC-MF); other final estimators are fitted as usual."""
+
+    def fit(self, X, y=None, unlabeled=None):
+        final = self.steps[-1][1]
+        if unlabeled is None or "unlabeled" not in inspect.signature(final.fit).parameters:
+            return super().fit(X, y)
+        Xt = X
+        for _, step in self.steps[:-1]:
+            Xt = step.fit_transform(Xt, y)
+        final.fit(Xt, y, unlabeled=self[:-1].transform(unlabeled.complement(X)))
+        return self
 
 
 def expand_grid(spec):
@@ -68,7 +114,6 @@ def build_estimator(scale, selector, classifier, seed=0, inner_folds=5, inner_me
                     n_jobs=1, views=None):
     """Pipeline(scale -> select -> classify), wrapped in GridSearchCV when anything is tuned."""
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
-    from sklearn.pipeline import Pipeline
 
     from .preprocessing import BagScaler
     from .registry import make
@@ -90,7 +135,7 @@ def build_estimator(scale, selector, classifier, seed=0, inner_folds=5, inner_me
             est.set_params(views=views)
         if "n_jobs" in params and params["n_jobs"] is None and not grid:
             est.set_params(n_jobs=n_jobs)   # the rule's threads go to the method, or to the CV
-    pipe = Pipeline([("scale", BagScaler(scale)), ("select", sel), ("classify", clf)])
+    pipe = MILPipeline([("scale", BagScaler(scale)), ("select", sel), ("classify", clf)])
     if not grid:
         return pipe
     scoring = {"accuracy": "accuracy", "auroc": "roc_auc"}[inner_metric]
@@ -103,9 +148,10 @@ def _fitted_pipeline(est):
 
 
 def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, fold,
-             seed=0, inner_folds=5, inner_metric="accuracy",
-             n_jobs=1):
-    """Fit on the training bags of one fold, score the test bags; returns a one-row DataFrame."""
+             seed=0, inner_folds=5, inner_metric="accuracy", n_jobs=1, transductive=False):
+    """Fit on the training bags of one fold, score the test bags; returns a one-row DataFrame.
+
+    ``transductive``: the fit also sees every other bag of ``bags`` without labels."""
     from sklearn.metrics import accuracy_score, roc_auc_score
 
     from .folds import split
@@ -117,7 +163,7 @@ def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, f
                           inner_folds=inner_folds, inner_metric=inner_metric, n_jobs=n_jobs,
                           views=views)
     t0 = time.process_time(), time.perf_counter()
-    est.fit(train, train.labels)
+    est.fit(train, train.labels, **({"unlabeled": Unlabeled(bags)} if transductive else {}))
     fit_cpu, fit_wall = time.process_time() - t0[0], time.perf_counter() - t0[1]
     t1 = time.perf_counter()
     scores = est.decision_function(test)
@@ -142,6 +188,7 @@ def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, f
         "diagnostics": _canon({f"{step}.{k}": v for step in ("select", "classify")
                                for k, v in getattr(pipe[step], "diagnostics_", {}).items()}),
         "synthetic": bool(bags.meta.get("synthetic", False)),
+        "transductive": bool(transductive),
     }
     for prefix, spec in (("sel", method["selector"]), ("clf", method["classifier"])):
         for k, v in spec.items():

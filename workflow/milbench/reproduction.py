@@ -553,7 +553,8 @@ def _dataset_mask(summary, target_ds, dataset_map):
     ours = summary["dataset"].astype(str)
     mapped = ours.map(lambda s: (dataset_map or {}).get(s, s)).str.lower()
     t = str(target_ds).lower()
-    return (mapped == t) | mapped.str.endswith("-" + t) | mapped.str.endswith("_" + t)
+    return (mapped == t) | mapped.str.endswith(("-" + t, "_" + t)) \
+        | mapped.str.startswith((t + "-", t + "_"))      # webkb-faculty, protein-graph
 
 
 _OUT_COLUMNS = ["paper", "source", "dataset", "paper_method", "metric", "paper_value",

@@ -68,6 +68,17 @@ def run_method(wildcards):
     return METHODS[wildcards.experiment][(wildcards.selector, wildcards.classifier)]
 
 
+def run_settings(wildcards):
+    """The experiment settings a run_fold job uses; ``transductive`` only when on, so that
+    turning it on reruns exactly that experiment's jobs."""
+    exp = EXPERIMENTS[wildcards.experiment]
+    keep = ("scale", "inner_folds", "inner_metric", "protocol")
+    settings = {k: v for k, v in exp.items() if k in keep}
+    if exp.get("transductive"):
+        settings["transductive"] = True
+    return settings
+
+
 CORE_MODULES = ("bags.py", "base.py", "pipeline.py", "preprocessing.py", "folds.py", "store.py")
 CORE_PATHS = tuple(str(LIB / c) for c in CORE_MODULES)
 

@@ -10,8 +10,7 @@ rule run_fold:
         "results/{experiment}/runs/{dataset}/{selector}/{classifier}/r{repeat}_f{fold}.parquet",
     params:
         method=run_method,
-        experiment_cfg=lambda wc: {k: v for k, v in EXPERIMENTS[wc.experiment].items()
-                                   if k in ("scale", "inner_folds", "inner_metric", "protocol")},
+        experiment_cfg=run_settings,
         code=code_version,
     wildcard_constraints:
         repeat=r"\d+",

@@ -15,6 +15,6 @@ row = run_fold(bags, pd.read_parquet(snakemake.input.folds), snakemake.params.me
                experiment=wc.experiment, dataset=wc.dataset, scale=cfg.get("scale", "minmax"),
                repeat=int(wc.repeat), fold=int(wc.fold), seed=cfg["protocol"].get("seed", 0),
                inner_folds=cfg.get("inner_folds", 5), inner_metric=cfg.get("inner_metric", "accuracy"),
-               n_jobs=snakemake.threads)
+               n_jobs=snakemake.threads, transductive=cfg.get("transductive", False))
 row.to_parquet(snakemake.output[0], index=False)
 log.info("%s", row.iloc[0].to_dict())
