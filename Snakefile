@@ -4,7 +4,11 @@ from snakemake.utils import min_version, validate
 min_version("9.0")
 
 
-configfile: "config/config.yaml"
+# the embedded default; a --configfile (e.g. config/paper/midr.yaml) replaces it instead of
+# adding its experiments to the quick-start ones
+if not workflow.overwrite_configfiles:
+
+    configfile: "config/config.yaml"
 
 
 validate(config, "workflow/schemas/config.schema.yaml")

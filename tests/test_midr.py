@@ -1,11 +1,16 @@
 """MIDR (midr.txt) and the LDA baseline: gradients, manifold geometry, closed forms, Fig. 2."""
 
+import json
+
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.metrics import roc_auc_score
 
 from milbench.bags import Bags, stack
+from milbench.folds import make_folds
+from milbench.pipeline import aggregate, run_fold
+from milbench.plots import make_figures
 from milbench.selectors.lda import BagLDA
 from milbench.selectors.midr import (
     MIDR, loss_grid, midr_objective, orthonormality_loss, qr_retraction, soft_threshold,
@@ -214,6 +219,32 @@ def test_loss_grid_follows_figures_4_5():
     # threshold C1/C2 >= max|A_ij| (Eq. 12): H = 0, so ‖HᵀH − I‖ = √d and Σ|H| = 0
     row = df[(df.C1 == 1e-1) & (df.C2 == 1e-2)].iloc[0]
     assert row.sparsity_loss == 0 and row.orthonormality_loss == pytest.approx(np.sqrt(3))
+
+
+def test_fit_diagnostics_become_score_columns_for_figures_4_5(tmp_path):
+    """run_fold -> aggregate gives diag.select.* columns (the midr-losses heat maps)."""
+    bags = Bags.from_list(*random_bags(n_bags=20, d=8))
+    folds = make_folds(bags.bag_ids, bags.labels, {"kind": "kfold", "folds": 2, "repeats": 1,
+                                                   "seed": 0})
+    files = []
+    for C2 in (1e-2, 1e2):
+        method = {"selector": {"name": "midr", "dims": 3, "C1": 0.1, "C2": C2, "max_iter": 20},
+                  "classifier": {"name": "milr"}}
+        for fold in (0, 1):
+            files.append(tmp_path / f"{C2}_{fold}.parquet")
+            run_fold(bags, folds, method, experiment="e", dataset="d", scale="minmax", repeat=0,
+                     fold=fold).to_parquet(files[-1])
+    scores = aggregate(files)
+    np.testing.assert_allclose(scores["diag.select.orthonormality_loss"],
+                               [json.loads(d)["select.orthonormality_loss"]
+                                for d in scores["diagnostics"]])
+    # threshold C1/C2 = 10 > max|A_ij|: H = 0, so ‖HᵀH − I‖ = √3 (Eq. 12)
+    np.testing.assert_allclose(scores.loc[scores["sel.C2"] == 1e-2,
+                                          "diag.select.orthonormality_loss"], np.sqrt(3))
+    assert (scores.loc[scores["sel.C2"] == 1e2, "diag.select.sparsity_loss"] > 0).all()
+    paths = make_figures(scores, [{"kind": "heatmap", "metric": "diag.select.sparsity_loss",
+                                   "x": "sel.C1", "y": "sel.C2"}], tmp_path / "fig")
+    assert [p.suffix for p in paths] == [".png", ".svg"]
 
 
 # -- real data (slow) -----------------------------------------------------------------------

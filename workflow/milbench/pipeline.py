@@ -198,8 +198,14 @@ def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, f
 
 
 def aggregate(run_files):
-    """Concatenate per-fold rows into scores; order rows deterministically."""
+    """Concatenate per-fold rows into scores; order rows deterministically.  Every numeric
+    fit diagnostic (the JSON ``diagnostics`` column) also gets a column ``diag.<step>.<key>``
+    (e.g. ``diag.select.orthonormality_loss``) for figures and pandas filters."""
     scores = pd.concat([pd.read_parquet(f) for f in run_files], ignore_index=True)
+    diag = pd.DataFrame([{k: v for k, v in json.loads(d).items()
+                          if isinstance(v, (int, float)) and not isinstance(v, bool)}
+                         for d in scores["diagnostics"]], index=scores.index)
+    scores = scores.join(diag.add_prefix("diag.").sort_index(axis=1))
     return scores.sort_values(["dataset", "method", "repeat", "fold"], kind="stable",
                               ignore_index=True)
 
