@@ -9,7 +9,7 @@ from sklearn.metrics import roc_auc_score
 
 from milbench.bags import Bags, stack
 from milbench.folds import make_folds
-from milbench.pipeline import aggregate, run_fold
+from milbench.pipeline import aggregate, build_estimator, caches_selector_fits, run_fold
 from milbench.plots import make_figures
 from milbench.selectors.lda import BagLDA
 from milbench.selectors.midr import (
@@ -245,6 +245,26 @@ def test_fit_diagnostics_become_score_columns_for_figures_4_5(tmp_path):
     paths = make_figures(scores, [{"kind": "heatmap", "metric": "diag.select.sparsity_loss",
                                    "x": "sel.C1", "y": "sel.C2"}], tmp_path / "fig")
     assert [p.suffix for p in paths] == [".png", ".svg"]
+
+
+def test_inner_cv_caches_selector_fits_with_identical_results(monkeypatch, tmp_path):
+    """MIDR's C1 joined with MILR's C: with the cache MIDR is fitted once per inner fold and
+    C1 (plus the refit), not once per MILR C too, and the search picks the same."""
+    bags = Bags.from_list(*random_bags(n_bags=30, d=6))
+    sel = {"name": "midr", "dims": 2, "max_iter": 10, "tune": {"C1": [1e-3, 1e-1]}}
+    clf = {"name": "milr", "tune": {"C": [0.1, 1.0, 10.0]}}
+    assert caches_selector_fits(sel, clf) and not caches_selector_fits({"name": "none"}, clf)
+    fits, fit = [], MIDR.fit
+    monkeypatch.setattr(MIDR, "fit", lambda self, X, y=None: fits.append(1) or fit(self, X, y))
+    results = []
+    for memory in (None, str(tmp_path)):
+        fits.clear()
+        est = build_estimator("minmax", sel, clf, inner_folds=3, memory=memory)
+        est.fit(bags, bags.labels)
+        results.append((len(fits), est.best_params_, est.cv_results_["mean_test_score"]))
+    assert results[0][0] == 2 * 3 * 3 + 1 and results[1][0] == 2 * 3 + 1
+    assert results[0][1] == results[1][1]
+    np.testing.assert_array_equal(results[0][2], results[1][2])
 
 
 # -- real data (slow) -----------------------------------------------------------------------

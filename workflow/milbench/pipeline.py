@@ -17,6 +17,7 @@ import hashlib
 import inspect
 import itertools
 import json
+import tempfile
 import time
 from dataclasses import replace
 
@@ -110,9 +111,17 @@ def expand_methods(exp):
              "classifier_id": method_id(c)} for s in sels for c in clfs]
 
 
+def caches_selector_fits(selector, classifier):
+    """True when an inner CV would refit the same selector once per classifier setting
+    (e.g. MIDR's C1 x C2 joined with MILR's C): the pipeline then caches selector fits."""
+    return selector["name"] != "none" and bool(classifier.get("tune"))
+
+
 def build_estimator(scale, selector, classifier, seed=0, inner_folds=5, inner_metric="accuracy",
-                    n_jobs=1, views=None):
-    """Pipeline(scale -> select -> classify), wrapped in GridSearchCV when anything is tuned."""
+                    n_jobs=1, views=None, memory=None):
+    """Pipeline(scale -> select -> classify), wrapped in GridSearchCV when anything is tuned.
+    ``memory``: a cache directory for the pipeline's transformer fits (scikit-learn
+    ``Pipeline(memory=...)``), so a selector is fitted once per inner fold and setting."""
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
     from .preprocessing import BagScaler
@@ -135,7 +144,8 @@ def build_estimator(scale, selector, classifier, seed=0, inner_folds=5, inner_me
             est.set_params(views=views)
         if "n_jobs" in params and params["n_jobs"] is None and not grid:
             est.set_params(n_jobs=n_jobs)   # the rule's threads go to the method, or to the CV
-    pipe = MILPipeline([("scale", BagScaler(scale)), ("select", sel), ("classify", clf)])
+    pipe = MILPipeline([("scale", BagScaler(scale)), ("select", sel), ("classify", clf)],
+                       memory=memory)
     if not grid:
         return pipe
     scoring = {"accuracy": "accuracy", "auroc": "roc_auc"}[inner_metric]
@@ -159,12 +169,14 @@ def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, f
     tr, te, ratio = split(folds, repeat, fold, bags.bag_ids)
     train, test = bags.subset(tr), bags.subset(te)
     views = [b - a for a, b in bags.views.values()] if len(bags.views) > 1 else None
-    est = build_estimator(scale, method["selector"], method["classifier"], seed=seed + repeat,
-                          inner_folds=inner_folds, inner_metric=inner_metric, n_jobs=n_jobs,
-                          views=views)
-    t0 = time.process_time(), time.perf_counter()
-    est.fit(train, train.labels, **({"unlabeled": Unlabeled(bags)} if transductive else {}))
-    fit_cpu, fit_wall = time.process_time() - t0[0], time.perf_counter() - t0[1]
+    with tempfile.TemporaryDirectory(prefix="milbench-cache-") as cache:
+        est = build_estimator(scale, method["selector"], method["classifier"], seed=seed + repeat,
+                              inner_folds=inner_folds, inner_metric=inner_metric, n_jobs=n_jobs,
+                              views=views, memory=cache if caches_selector_fits(
+                                  method["selector"], method["classifier"]) else None)
+        t0 = time.process_time(), time.perf_counter()
+        est.fit(train, train.labels, **({"unlabeled": Unlabeled(bags)} if transductive else {}))
+        fit_cpu, fit_wall = time.process_time() - t0[0], time.perf_counter() - t0[1]
     t1 = time.perf_counter()
     scores = est.decision_function(test)
     pred = est.predict(test)
