@@ -42,3 +42,49 @@ def toy_bags(n_bags=30, d=4, seed=0, max_size=5, witness_shift=3.0):
         bags.append(b)
         y.append(label)
     return bags, np.array(y)
+
+
+def poisoned_bags(n_bags=40, n_inst=6, d=4, a=3.0, seed=0):
+    """Positive bags hold a witness near (a, a) (plus a companion at (−a, −a)); negative bags hold
+    (a, −a) and (−a, a) instead.  Per-feature means, minima and maxima have the same distribution
+    in both classes, so mean (or min/max) pooling carries no signal; only the witness does."""
+    rng = np.random.default_rng(seed)
+    bags, y = [], []
+    for i in range(n_bags):
+        pos = i % 2 == 0
+        X = rng.normal(size=(n_inst, d))
+        s = 1.0 if pos else -1.0
+        X[0, :2] = [a, s * a]
+        X[1, :2] = [-a, -s * a]
+        X[:2, :2] += rng.normal(scale=0.3, size=(2, 2))
+        bags.append(X)
+        y.append(int(pos))
+    return bags, np.array(y)
+
+
+def synthetic_mil(seed=0, n_bags=40, d=5, bag_size=(3, 7)):
+    """Bags of N(0, 0.5² I) instances; a positive bag holds ≥ 1 instance shifted by +3 in x0."""
+    rng = np.random.default_rng(seed)
+    bags, y = [], []
+    for i in range(n_bags):
+        k = int(rng.integers(*bag_size))
+        B = 0.5 * rng.normal(size=(k, d))
+        lab = i % 2
+        if lab:
+            B[: int(rng.integers(1, k)), 0] += 3.0
+        bags.append(B)
+        y.append(lab)
+    return bags, np.array(y)
+
+
+def witness_bags(n_bags=40, d=3, seed=0):
+    """Positive bags contain one instance shifted by +3 on feature 0."""
+    rng = np.random.default_rng(seed)
+    bags, y = [], []
+    for i in range(n_bags):
+        X = rng.normal(size=(rng.integers(2, 7), d))
+        if i % 2 == 0:
+            X[0, 0] += 3.0
+        bags.append(X)
+        y.append(int(i % 2 == 0))
+    return bags, np.array(y)

@@ -14,25 +14,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validat
 from milbench.bags import BagError, Bags
 from milbench.classifiers import diverse_density as dd
 from milbench.classifiers.diverse_density import EMDD, MDD, MIDD
-
-
-
-def poisoned_bags(n_bags=40, n_inst=6, d=4, a=3.0, seed=0):
-    """Positive bags hold a witness near (a, a) (plus a companion at (−a, −a)); negative bags hold
-    (a, −a) and (−a, a) instead.  Per-feature means, minima and maxima have the same distribution
-    in both classes, so mean (or min/max) pooling carries no signal; only the witness does."""
-    rng = np.random.default_rng(seed)
-    bags, y = [], []
-    for i in range(n_bags):
-        pos = i % 2 == 0
-        X = rng.normal(size=(n_inst, d))
-        s = 1.0 if pos else -1.0
-        X[0, :2] = [a, s * a]
-        X[1, :2] = [-a, -s * a]
-        X[:2, :2] += rng.normal(scale=0.3, size=(2, 2))
-        bags.append(X)
-        y.append(int(pos))
-    return bags, np.array(y)
+from conftest import poisoned_bags
 
 
 def _split(bags, y, n_train):

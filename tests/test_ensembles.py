@@ -9,19 +9,7 @@ from sklearn.tree import DecisionTreeClassifier
 from milbench.bags import BagError
 from milbench.classifiers.ensembles import MIAdaBoost, MIBagging, make_member
 from milbench.classifiers.wrapper import MIWrapper
-
-
-def witness_bags(n_bags=40, d=3, seed=0):
-    """Positive bags contain one instance shifted by +3 on feature 0."""
-    rng = np.random.default_rng(seed)
-    bags, y = [], []
-    for i in range(n_bags):
-        X = rng.normal(size=(rng.integers(2, 7), d))
-        if i % 2 == 0:
-            X[0, 0] += 3.0
-        bags.append(X)
-        y.append(int(i % 2 == 0))
-    return bags, np.array(y)
+from conftest import witness_bags
 
 
 def test_adaboost_equals_sklearn_samme_on_singleton_bags():

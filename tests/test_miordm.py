@@ -11,7 +11,7 @@ from milbench.classifiers.miordm import MIORDM, bag_means, segment_argmax
 from milbench.classifiers.odm import (ODM, dual_gradient, dual_objective, kernel_matrix,
                                       kkt_violation, odm_c, odm_dual_matrices, primal_objective,
                                       solve_odm_dual)
-
+from conftest import synthetic_mil
 
 
 def random_problem(seed, n=25, kernel="rbf"):
@@ -113,21 +113,6 @@ def test_dual_objective_matches_explicit_form():
 
 
 # ----------------------------------------------------------------------------- MIORDM
-def synthetic_mil(seed=0, n_bags=40, d=5, bag_size=(3, 7)):
-    """Bags of N(0, 0.5² I) instances; a positive bag holds ≥ 1 instance shifted by +3 in x0."""
-    rng = np.random.default_rng(seed)
-    bags, y = [], []
-    for i in range(n_bags):
-        k = int(rng.integers(*bag_size))
-        B = 0.5 * rng.normal(size=(k, d))
-        lab = i % 2
-        if lab:
-            B[: int(rng.integers(1, k)), 0] += 3.0
-        bags.append(B)
-        y.append(lab)
-    return bags, np.array(y)
-
-
 def test_singleton_bags_reduce_to_plain_odm():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))

@@ -11,21 +11,7 @@ from milbench.classifiers.kisvm import KISVM, averaging_matrix, mean_embedding_k
 from milbench.classifiers.mildm import MILDM, bag_similarity_mapping, label_laplacian
 from milbench.classifiers.miordm import segment_argmax
 from milbench.classifiers.mirsvm import MIRSVM
-
-
-def synthetic_mil(seed=0, n_bags=40, d=5, bag_size=(3, 7)):
-    """Bags of N(0, 0.5² I) instances; a positive bag holds ≥ 1 instance shifted by +3 in x0."""
-    rng = np.random.default_rng(seed)
-    bags, y = [], []
-    for i in range(n_bags):
-        k = int(rng.integers(*bag_size))
-        B = 0.5 * rng.normal(size=(k, d))
-        lab = i % 2
-        if lab:
-            B[: int(rng.integers(1, k)), 0] += 3.0
-        bags.append(B)
-        y.append(lab)
-    return bags, np.array(y)
+from conftest import synthetic_mil
 
 
 def offsets_of(bags):

@@ -6,23 +6,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validat
 
 from milbench.bags import BagError
 from milbench.classifiers.optimal_ball import MIOptimalBall
-
-
-def poisoned_bags(n_bags=40, n_inst=6, d=4, a=3.0, seed=0):
-    """Positive bags: a witness near (a, a) + companion (−a, −a); negative: (a, −a), (−a, a).
-    Mean / min / max pooling see the same distribution in both classes."""
-    rng = np.random.default_rng(seed)
-    bags, y = [], []
-    for i in range(n_bags):
-        pos = i % 2 == 0
-        X = rng.normal(size=(n_inst, d))
-        s = 1.0 if pos else -1.0
-        X[0, :2] = [a, s * a]
-        X[1, :2] = [-a, -s * a]
-        X[:2, :2] += rng.normal(scale=0.3, size=(2, 2))
-        bags.append(X)
-        y.append(int(pos))
-    return bags, np.array(y)
+from conftest import poisoned_bags
 
 
 def weka_optimal_ball(bags, y, w=None):

@@ -12,19 +12,7 @@ from sklearn.tree import DecisionTreeClassifier
 from milbench.bags import BagError
 from milbench.classifiers.miboost import MIBoost, solve_bag_weight
 from milbench.classifiers.wrapper import MIWrapper, instance_weights
-
-
-def witness_bags(n_bags=40, d=3, seed=0):
-    """Positive bags contain one instance shifted by +3 on feature 0."""
-    rng = np.random.default_rng(seed)
-    bags, y = [], []
-    for i in range(n_bags):
-        X = rng.normal(size=(rng.integers(2, 7), d))
-        if i % 2 == 0:
-            X[0, 0] += 3.0
-        bags.append(X)
-        y.append(int(i % 2 == 0))
-    return bags, np.array(y)
+from conftest import witness_bags
 
 
 def singletons(seed=0, n=60, d=4):
