@@ -7,7 +7,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 
 from milbench.bags import Bags
-from milbench.classifiers.miordm import MIORDM, bag_means, segment_argmax
+from milbench.classifiers.miordm import MIORDM, bag_means, representatives_stop, segment_argmax
 from milbench.classifiers.odm import (ODM, dual_gradient, dual_objective, kernel_matrix,
                                       kkt_violation, odm_c, odm_dual_matrices, primal_objective,
                                       solve_odm_dual)
@@ -129,11 +129,21 @@ def test_singleton_bags_reduce_to_plain_odm():
         assert mil.diagnostics_["rounds"] == 2      # means, then the same instances again
 
 
+def test_representatives_stop_reasons():
+    seen = set()
+    a, b = np.array([0, 3]), np.array([1, 3])
+    assert representatives_stop(a, np.array([-1, -1]), seen, 1, 5) is None
+    assert representatives_stop(b, a, seen, 2, 5) is None
+    assert representatives_stop(b, b, seen, 3, 5) == "converged"
+    assert representatives_stop(a, b, seen, 3, 5) == "cycle"      # a came back
+    assert representatives_stop(np.array([2, 3]), b, seen, 5, 5) == "max_iter"
+
+
 def test_first_round_uses_bag_means_and_reps_are_bag_members():
     bags, y = synthetic_mil(1)
     m1 = MIORDM(max_rounds=1, random_state=0).fit(bags, y)
     assert m1.diagnostics_["rounds"] == 1
-    assert m1.diagnostics_["stop"] == MIORDM.STOP_REASONS["max_rounds"]
+    assert m1.diagnostics_["stop"] == MIORDM.STOP_REASONS["max_iter"]
     np.testing.assert_allclose(m1.representatives_, [b.mean(0) for b in bags])
     assert (m1.rep_index_ == -1).all()
     m = MIORDM(random_state=0).fit(bags, y)

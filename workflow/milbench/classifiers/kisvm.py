@@ -38,7 +38,7 @@ from sklearn.svm import SVC
 
 from ..bags import stack
 from ..base import MILClassifier
-from .miordm import segment_argmax
+from .miordm import representatives_stop, segment_argmax
 from .odm import KERNELS, kernel_matrix, resolve_gamma, sq_norms
 
 
@@ -120,8 +120,7 @@ class KISVM(MILClassifier):
         key = np.full(len(pos), -1)
         order = np.concatenate([pos, neg])
         yy = y[order]
-        seen = set()
-        stop, it = "max_iter", 0
+        seen, it = set(), 0
         while True:
             it += 1
             G = np.block([[G_pospos, G_posneg], [G_posneg.T, G_negneg]])
@@ -131,15 +130,9 @@ class KISVM(MILClassifier):
             scores = np.hstack([M_pos, M_neg]) @ a + svm.intercept_[0]   # f on all instances
             new = segment_argmax(scores[pos_rows], pos_off)
             new = pos_rows[new]
-            if np.array_equal(new, key):
-                stop = "converged"
+            stop = representatives_stop(new, key, seen, it, self.max_iter)
+            if stop:
                 break
-            if new.tobytes() in seen:
-                stop = "cycle"
-                break
-            if it >= int(self.max_iter):
-                break
-            seen.add(new.tobytes())
             key = new
             Zk = X[key]
             M_pos = kernel_matrix(X, Zk, a_norms=x_norms, b_norms=x_norms[key], **kern)

@@ -53,6 +53,20 @@ def segment_argmax(scores, offsets):
     return hit[first]
 
 
+def representatives_stop(new, current, seen, iteration, max_iter):
+    """Why a representative-alternation loop (MIORDM Eq. 32, KI-SVM, MIRSVM) stops after its
+    ``iteration``-th fit: "converged" (the new representatives equal the current ones), "cycle"
+    (they were chosen in an earlier round), "max_iter" (the cap), or None to go on.  Adds
+    ``new`` to ``seen``."""
+    if np.array_equal(new, current):
+        return "converged"
+    key = np.asarray(new).tobytes()
+    if key in seen:
+        return "cycle"
+    seen.add(key)
+    return "max_iter" if iteration >= int(max_iter) else None
+
+
 def bag_means(X, offsets):
     return np.add.reduceat(X, offsets[:-1], axis=0) / np.diff(offsets)[:, None]
 
@@ -77,10 +91,10 @@ class MIORDM(MILClassifier):
     ``alpha_``, ``beta_``, ``dual_coef_`` (= y ∘ (α − β)), ``history_`` (Eq. 8 objective of
     every round, bag margins at the max instance score), ``diagnostics_`` (rounds, sweeps,
     objective = Eq. 18 primal of the kept round's ODM, mil_objective = its Eq. 8 value, dual
-    gap, KKT violation, stop reason code 0 converged / 1 cycle / 2 max_rounds, n_support).
+    gap, KKT violation, stop reason code 0 converged / 1 cycle / 2 max_rounds reached, n_support).
     """
 
-    STOP_REASONS = {"converged": 0, "cycle": 1, "max_rounds": 2}
+    STOP_REASONS = {"converged": 0, "cycle": 1, "max_iter": 2}
 
     def __init__(self, lam=256.0, theta=0.7, mu=0.7, kernel="rbf", gamma=None, max_rounds=50,
                  tol=1e-6, max_sweeps=2000, newton_every=1, keep="last", random_state=None):
@@ -122,7 +136,6 @@ class MIORDM(MILClassifier):
         seen = set()
         alpha = beta = None
         total_sweeps = rounds = 0
-        stop = "max_rounds"
         history = []
         best = (np.inf,)
         for _ in range(int(self.max_rounds)):
@@ -148,15 +161,8 @@ class MIORDM(MILClassifier):
             history.append(mil_obj)
             if mil_obj < best[0] or self.keep == "last":
                 best = (mil_obj, R, rep_idx, alpha, beta, coef, H, res)
-            if np.array_equal(new_idx, rep_idx):
-                stop = "converged"
-                break
-            key = new_idx.tobytes()
-            if key in seen:
-                stop = "cycle"
-                break
-            seen.add(key)
-            if rounds == int(self.max_rounds):
+            stop = representatives_stop(new_idx, rep_idx, seen, rounds, self.max_rounds)
+            if stop:
                 break
             rep_idx = new_idx
             R = X[rep_idx]

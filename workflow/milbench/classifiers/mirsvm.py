@@ -23,7 +23,7 @@ from sklearn.svm import SVC
 
 from ..bags import stack
 from ..base import MILClassifier
-from .miordm import segment_argmax
+from .miordm import representatives_stop, segment_argmax
 from .odm import KERNELS, kernel_matrix, resolve_gamma, sq_norms
 
 
@@ -75,8 +75,7 @@ class MIRSVM(MILClassifier):
         else:
             rep = np.full(len(y), -1)
             R = np.add.reduceat(X, offsets[:-1], axis=0) / np.diff(offsets)[:, None]
-        seen = {rep.tobytes()}
-        stop, it = "max_iter", 0
+        seen, it = {rep.tobytes()}, 0
         while True:
             it += 1
             r_norms = sq_norms(R)
@@ -86,15 +85,9 @@ class MIRSVM(MILClassifier):
             scores = kernel_matrix(X, R[sv], self.kernel, self.gamma_, x_norms, r_norms[sv]) \
                 @ svm.dual_coef_[0] + svm.intercept_[0]
             new = segment_argmax(scores, offsets)
-            if np.array_equal(new, rep):
-                stop = "converged"
+            stop = representatives_stop(new, rep, seen, it, self.max_iter)
+            if stop:
                 break
-            if new.tobytes() in seen:
-                stop = "cycle"
-                break
-            if it >= int(self.max_iter):
-                break
-            seen.add(new.tobytes())
             rep, R = new, X[new]
         self.rep_index_ = rep
         self.representatives_ = R
