@@ -58,6 +58,9 @@ def _label(col):
         return _METRIC_LABEL[col]
     if col.startswith(("sel.", "clf.")):
         return ("selector " if col.startswith("sel.") else "classifier ") + col[4:]
+    if col.startswith("diag."):                 # diag.select.sparsity_loss
+        step, _, key = col[5:].partition(".")
+        return f"{key.replace('_', ' ')} ({'selector' if step == 'select' else 'classifier'})"
     return col.replace("_", " ")
 
 
