@@ -22,6 +22,7 @@ def tiny_config(mi_simple_statistic="minmax"):
             "classifiers": [{"name": "milr", "C": 1.0},
                             {"name": "mi-simple", "statistic": mi_simple_statistic}],
             "stats": [{"name": "friedman_acc", "test": "friedman", "metric": "accuracy"}],
+            "transductive": True,   # plumbing only: MILR / MI-Simple fit as usual
         }},
     }
 
@@ -58,6 +59,7 @@ def test_outputs(finished_run):
     assert len(scores) == 2 * 2 * 2  # selectors × classifiers × folds
     for col in ("accuracy", "auroc", "fit_seconds", "predict_seconds", "n_features", "method"):
         assert col in scores
+    assert scores["transductive"].all()
     assert set(scores.n_features) == {166, 50}
     assert scores.accuracy.between(0, 1).all()
     summary = pd.read_csv(wd / "results/tiny/summary.csv")
