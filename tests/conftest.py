@@ -12,7 +12,7 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def shared_data():
     if not DATA.exists():
         pytest.skip("../shared/data absent (fresh clone): real-data test skipped")

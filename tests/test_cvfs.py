@@ -266,13 +266,11 @@ def test_view_ensemble_reduces_to_base_and_averages_probabilities():
 # real data (slow): a short Corel run through the whole chain
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_real_corel_short_run(tmp_path):
+def test_real_corel_short_run(tmp_path, shared_data):
     """50 + 50 real Corel-5k images -> 3-view bags -> 3-fold CV of MILR on all features and of
     CVFS + MILR.
     Checks the chain learns something on real photos (AUROC well above chance); the paper's
     claim that CVFS beats the baselines is compared in benchmarks/bench_cvfs.py, not asserted."""
-    from pathlib import Path
-
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import StratifiedKFold
 
@@ -281,10 +279,7 @@ def test_real_corel_short_run(tmp_path):
     from milbench.preprocessing import BagScaler
     from milbench.sources import safe_extract
 
-    DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-    archive = DATA / "corel5k" / "corel5k.tar.gz"
-    if not archive.exists():
-        pytest.skip("../shared/data absent (fresh clone)")
+    archive = shared_data / "corel5k" / "corel5k.tar.gz"
     root = safe_extract(archive, tmp_path / "corel5k")
     sel, _ = im.select_images(im.read_image_table(root), n_pos=50, n_neg=50, seed=0)
     paths = sel["path"].tolist()

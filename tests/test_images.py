@@ -1,7 +1,6 @@
 """Corel image chain: selection, SAS/Tcut segmentation, descriptors, codebooks, bags (SPEC §5)."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,7 +8,6 @@ import pytest
 from milbench.features import images as im
 from milbench.features import synthetic_scenes as ss
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SMALL = (64, 96)
 
 
@@ -217,10 +215,8 @@ def test_overlay_marks_boundaries():
     assert ((ov[:, SMALL[1] + 4:] == (255, 0, 0)).all(-1)).sum() > 0
 
 
-def test_real_corel_archive_layout(tmp_path):
-    archive = DATA / "corel5k" / "corel5k.tar.gz"
-    if not archive.exists():
-        pytest.skip("../shared/data absent (fresh clone)")
+def test_real_corel_archive_layout(tmp_path, shared_data):
+    archive = shared_data / "corel5k" / "corel5k.tar.gz"
     from milbench.sources import safe_extract
 
     root = safe_extract(archive, tmp_path / "corel5k")

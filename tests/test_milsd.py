@@ -2,7 +2,6 @@
 QP, the graph term, I-/BI-MILSD, transduction; plus the protein graph chain."""
 import itertools
 import warnings
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -16,7 +15,6 @@ from milbench.classifiers import milsd as M
 from milbench.classifiers.milsd import MILSD
 from milbench.graphs.protein import build_protein_graph, knn_edges, similarity_edges
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def mil_data(n_bags=24, d=3, seed=0, size=(2, 5)):
@@ -111,8 +109,8 @@ def test_mu0_is_the_mi_svm_objective_and_matches_alternating_reference():
     assert all(b <= a + 1e-7 for a, b in zip(hist, hist[1:]))
 
 
-def test_agrees_with_misvm_classifier_when_available():
-    misvm = pytest.importorskip("milbench.classifiers.misvm")
+def test_agrees_with_misvm_classifier():
+    from milbench.classifiers import misvm
     bags, y = mil_data(80, 3, seed=4)
     tb, ty = mil_data(60, 3, seed=5)
     ours = MILSD(C=10.0, mu=0.0, scaling="sum").fit(bags, y).predict(tb)
@@ -405,12 +403,10 @@ def test_similarity_table_threshold(tmp_path):
         similarity_edges(B, f2)
 
 
-def test_real_protein_kfold_runs():
-    if not (DATA / "protein" / "protein.csv").exists():
-        pytest.skip("../shared/data absent (fresh clone)")
+def test_real_protein_kfold_runs(shared_data):
     from milbench.sources import read_csv
 
-    g = build_protein_graph(read_csv(DATA / "protein" / "protein.csv"), k=5)
+    g = build_protein_graph(read_csv(shared_data / "protein" / "protein.csv"), k=5)
     assert len(g) == 193 and g.n_features == 8 and len(g.edges) == 965
     tr = np.arange(0, 193, 2)
     A = g.subset(tr)

@@ -3,7 +3,6 @@ passages, href resolution, TF-IDF, task datasets with bag / instance edges, and 
 import io
 import json
 import tarfile
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,8 +10,6 @@ import pytest
 from milbench.graphs import webkb as W
 from milbench.graphs.synthetic_site import make_site
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-ARCHIVE = DATA / "webkb" / "webkb-data.tar.gz"
 
 
 # ----------------------------------------------------------------------------- text
@@ -223,20 +220,16 @@ def test_extract_archive_uses_safe_extract(tmp_path):
 
 # ----------------------------------------------------------------------------- real data
 @pytest.fixture(scope="module")
-def real_site_dir(tmp_path_factory):
-    if not ARCHIVE.exists():
-        pytest.skip("../shared/data absent (fresh clone)")
-    return W.extract_archive(ARCHIVE, tmp_path_factory.mktemp("webkb") / "site")
+def real_site_dir(tmp_path_factory, shared_data):
+    return W.extract_archive(shared_data / "webkb" / "webkb-data.tar.gz", tmp_path_factory.mktemp("webkb") / "site")
 
 
 @pytest.fixture(scope="module")
-def cornell_dir(tmp_path_factory):
+def cornell_dir(tmp_path_factory, shared_data):
     """The real archive's Cornell pages, repacked and extracted through safe_extract."""
-    if not ARCHIVE.exists():
-        pytest.skip("../shared/data absent (fresh clone)")
     tmp = tmp_path_factory.mktemp("webkb-cornell")
     sub = tmp / "cornell.tar"
-    with tarfile.open(ARCHIVE) as src, tarfile.open(sub, "w") as dst:
+    with tarfile.open(shared_data / "webkb" / "webkb-data.tar.gz") as src, tarfile.open(sub, "w") as dst:
         for m in src:
             parts = m.name.split("/")
             if len(parts) >= 3 and parts[2] == "cornell" or m.isdir() and len(parts) <= 2:
