@@ -9,7 +9,6 @@ that they agree and prints the speed-up ratio (target ≥ 20×).
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +16,7 @@ from scipy.spatial.distance import cdist
 
 from milbench.distances import bag_distances
 from milbench.sources import load_dataset
+from _timing import best_of
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -37,15 +37,6 @@ def naive(bags, metric):
     return D
 
 
-def best_of(fn, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), out
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(DATA))
@@ -59,8 +50,8 @@ def main():
     print(f"{'metric':<6} {'bag_distances s':>16} {'naive loop s':>13} {'ratio':>7} "
           f"{'max |diff|':>11}")
     for metric in ("min", "max", "avg"):
-        t_fast, fast = best_of(lambda: bag_distances(lst, metric=metric), args.repeats)
-        t_naive, ref = best_of(lambda: naive(lst, metric), 1)
+        t_fast, _, fast = best_of(lambda: bag_distances(lst, metric=metric), args.repeats)
+        t_naive, _, ref = best_of(lambda: naive(lst, metric), 1)
         diff = np.abs(fast - ref).max()
         print(f"{metric:<6} {t_fast:>16.3f} {t_naive:>13.3f} {t_naive / t_fast:>6.1f}x "
               f"{diff:>11.2e}")

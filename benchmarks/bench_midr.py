@@ -19,19 +19,10 @@ from milbench.bags import stack
 from milbench.classifiers.milr import MILR, milr_loss_grad
 from milbench.selectors.midr import MIDR
 from milbench.sources import load_dataset
+from _timing import best_of
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 PAPER_MUSK2_SECONDS = 375.952
-
-
-def best_of(fn, repeat=5, number=1):
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        for _ in range(number):
-            fn()
-        times.append((time.perf_counter() - t) / number)
-    return min(times)
 
 
 def main():
@@ -55,10 +46,10 @@ def main():
     # baseline: one MILR objective + gradient pass over the same data
     theta = np.random.default_rng(0).normal(scale=0.01, size=X.shape[1] + 1)
     t_milr = best_of(lambda: milr_loss_grad(theta, X, offsets, y.astype(float), 1.0,
-                                            "softmax", 3.5), repeat=7, number=10)
+                                            "softmax", 3.5), 7, number=10).wall
 
     params = dict(dims=a.dims, C1=a.C1, C2=a.C2, max_iter=a.max_iter)
-    t_init = best_of(lambda: MIDR(**{**params, "max_iter": 0}).fit(bags, y), repeat=3)
+    t_init = best_of(lambda: MIDR(**{**params, "max_iter": 0}).fit(bags, y), 3).wall
     t0 = time.perf_counter()
     m = MIDR(**params).fit(bags, y)
     t_fit = time.perf_counter() - t0

@@ -23,8 +23,10 @@ import numpy as np
 
 from milbench.classifiers.lcmf import LCMF
 from milbench.classifiers.milsd import MILSD
-from milbench.graphs import subset_with_edges
 from milbench.graphs import webkb as W
+from milbench.pipeline import Unlabeled
+
+from _timing import best_of
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
@@ -56,22 +58,16 @@ def load_tasks(bags_dir, tasks, max_features):
     return out
 
 
-def cpu(fn):
-    t = time.process_time()
-    out = fn()
-    return out, time.process_time() - t
-
-
 def linear_svc_seconds(train, C_per_bag):
     from sklearn.svm import LinearSVC
     y = np.repeat(train.labels, train.sizes)
-    _, s = cpu(lambda: LinearSVC(C=C_per_bag, loss="hinge", max_iter=100000)
+    _, s, _ = best_of(lambda: LinearSVC(C=C_per_bag, loss="hinge", max_iter=100000)
                .fit(train.instances, y))
     return s
 
 
 def fit_report(name, est, train, test, unlabeled=None):
-    m, s = cpu(lambda: est.fit(train, train.labels, unlabeled=unlabeled))
+    _, s, m = best_of(lambda: est.fit(train, train.labels, unlabeled=unlabeled))
     acc = float((m.predict(test) == test.labels).mean())
     per_round = [h["cp_iterations"] for h in m.history_]
     print(f"  {name:<32} {s:8.2f} s CPU  acc {acc:.3f}  CCCP rounds {len(per_round)}  "
@@ -81,9 +77,8 @@ def fit_report(name, est, train, test, unlabeled=None):
 
 def bench_student(bags, ratio, C, mu):
     tr, te = stratified(bags.labels, ratio, 0)
-    train, test = subset_with_edges(bags, tr), subset_with_edges(bags, te)
-    unl = bags.subset(te)
-    unl.edges = bags.edges
+    train, test = bags.subset(tr), bags.subset(te)
+    unl = Unlabeled(bags).complement(train)   # test pages, labels removed, every link kept
     print(f"\nwebkb-student, ratio {ratio}: {len(train)} training bags, "
           f"{len(train.instances)} instances x {bags.n_features} terms "
           f"({bags.instances.nbytes / 1e6:.0f} MB float32 for the whole data set)")
@@ -111,8 +106,8 @@ def bench_protein(C, mu):
     times, accs, base = [], [], []
     cv = StratifiedKFold(5, shuffle=True, random_state=0)
     for tr, te in cv.split(np.zeros(len(g)), g.labels):
-        A, B = subset_with_edges(g, tr), subset_with_edges(g, te)
-        m, s = cpu(lambda: MILSD(C=C, mu=mu, scaling="sum").fit(A, A.labels))
+        A, B = g.subset(tr), g.subset(te)
+        _, s, m = best_of(lambda: MILSD(C=C, mu=mu, scaling="sum").fit(A, A.labels))
         times.append(s)
         accs.append((m.predict(B) == B.labels).mean())
         base.append(linear_svc_seconds(A, C))
@@ -128,16 +123,15 @@ def accuracy_run(tasks, ratio, repeats, C, mu):
         res = {}
         for r in range(repeats):
             tr, te = stratified(bags.labels, ratio, r)
-            train, test = subset_with_edges(bags, tr), subset_with_edges(bags, te)
-            unl = bags.subset(te)
-            unl.edges = bags.edges
+            train, test = bags.subset(tr), bags.subset(te)
+            unl = Unlabeled(bags).complement(train)
             runs = {"B-MILSD mu=0 (MI-SVM)": (MILSD(C=C, mu=0.0, scaling="sum"), None),
                     f"B-MILSD mu={mu} inductive": (MILSD(C=C, mu=mu, scaling="sum"), None),
                     f"B-MILSD mu={mu} transductive": (MILSD(C=C, mu=mu, scaling="sum"), unl),
                     "LC-MF inductive": (LCMF(random_state=r), None),
                     "LC-MF transductive": (LCMF(random_state=r), unl)}
             for k, (est, u) in runs.items():
-                m, s = cpu(lambda: est.fit(train, train.labels, unlabeled=u))
+                _, s, m = best_of(lambda: est.fit(train, train.labels, unlabeled=u))
                 res.setdefault(k, []).append(((m.predict(test) == test.labels).mean(), s))
         for k, v in res.items():
             a = np.array(v)

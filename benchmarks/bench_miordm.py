@@ -18,23 +18,11 @@ step), to show what the hybrid solver buys.
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 
-import numpy as np
+from _timing import best_of
 
 PAPER_TABLE5 = {"musk1": 0.08, "musk2": 1.16, "tiger": 0.35, "elephant": 0.30, "fox": 0.36}
-
-
-def best_time(fn, repeat):
-    best_wall = best_cpu = np.inf
-    out = None
-    for _ in range(repeat):
-        w, c = time.perf_counter(), time.process_time()
-        out = fn()
-        best_wall = min(best_wall, time.perf_counter() - w)
-        best_cpu = min(best_cpu, time.process_time() - c)
-    return out, best_wall, best_cpu
 
 
 def main():
@@ -67,17 +55,17 @@ def main():
         X = [b.astype(float) for b in train.as_list()]
         y = train.labels.astype(int)
         kw = dict(lam=2.0 ** 8, theta=0.7, mu=0.7, random_state=0)
-        m, wall, cpu = best_time(lambda: MIORDM(**kw).fit(X, y), args.repeat)
+        wall, cpu, m = best_of(lambda: MIORDM(**kw).fit(X, y), args.repeat)
         R = m.representatives_
         gamma = 1.0 / R.shape[1]
-        _, svc_wall, svc_cpu = best_time(
-            lambda: SVC(C=1.0, kernel="rbf", gamma=gamma).fit(R, y), max(args.repeat, 10))
+        svc_cpu = best_of(
+            lambda: SVC(C=1.0, kernel="rbf", gamma=gamma).fit(R, y), max(args.repeat, 10)).cpu
         d = m.diagnostics_
         line = (f"{name:9s} {len(X):4d} {sum(map(len, X)):5d} {d['rounds']:6d} {d['sweeps']:6d} "
                 f"{wall:7.3f} {cpu:7.3f} {PAPER_TABLE5.get(name, float('nan')):7.2f} "
                 f"{svc_cpu:8.4f} {cpu / svc_cpu:8.1f} {cpu / d['rounds'] / svc_cpu:9.1f}")
         if args.pure_dcd:
-            _, _, pw = best_time(lambda: MIORDM(**kw, newton_every=0).fit(X, y), 1)
+            pw = best_of(lambda: MIORDM(**kw, newton_every=0).fit(X, y), 1).cpu
             line += f" {pw:11.3f}"
         print(line, flush=True)
 

@@ -21,18 +21,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-
-def _best_of(fn, repeats):
-    """(best wall seconds, best CPU seconds of this process) over ``repeats`` runs.  On a shared
-    machine CPU seconds are the steadier measure (single-threaded BLAS: CPU ≈ work)."""
-    best, best_cpu = np.inf, np.inf
-    for _ in range(repeats):
-        t, c = time.perf_counter(), time.process_time()
-        fn()
-        best = min(best, time.perf_counter() - t)
-        best_cpu = min(best_cpu, time.process_time() - c)
-    return best, best_cpu
+from _timing import best_of
 
 
 def l1_bag_distance_matrix(Xn, offsets, block_rows=256):
@@ -56,8 +45,8 @@ def bench_relieff(data, repeats):
     lo, rng = feature_ranges(X)
     Xn = normalise(X, lo, rng)
     nb = np.split(Xn, bags.offsets[1:-1])
-    t_l2 = _best_of(lambda: bag_distances(nb, metric="max"), repeats)
-    t_l1 = _best_of(lambda: l1_bag_distance_matrix(Xn, bags.offsets), repeats)
+    t_l2 = best_of(lambda: bag_distances(nb, metric="max"), repeats)
+    t_l1 = best_of(lambda: l1_bag_distance_matrix(Xn, bags.offsets), repeats)
     print(f"musk2: {len(bags)} bags, {len(X)} instances x {X.shape[1]} features")
     for name, t in (("bag_distances (euclidean, max)", t_l2), ("L1 bag-distance matrix (min)", t_l1)):
         print(f"baseline  {name:<32} wall {t[0]:6.2f} s  cpu {t[1]:6.2f} s")
@@ -67,7 +56,7 @@ def bench_relieff(data, repeats):
     for im, base in (("euclidean", t_l2), ("manhattan", t_l1)):
         for metric in METRICS:
             sel = ReliefFMI(metric=metric, instance_metric=im, percent=0.7)
-            t = _best_of(lambda: sel.fit(bags, bags.labels), repeats)
+            t = best_of(lambda: sel.fit(bags, bags.labels), repeats)
             rows.append((im, metric, t))
             print(f"{im:<16}{metric:<10}{t[0]:8.2f}{t[1]:8.2f}{t[1] / t_l2[1]:17.2f}"
                   f"{t[1] / base[1]:24.2f}")

@@ -6,7 +6,6 @@ instances (instances inherit bag labels), same C and tolerance; prints the ratio
 import argparse
 import os
 import sys
-import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -18,17 +17,9 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 from milbench.classifiers.milr import COMBINE, MILR  # noqa: E402
 from milbench.preprocessing import BagScaler  # noqa: E402
 from milbench.sources import load_dataset  # noqa: E402
+from _timing import best_of  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-
-
-def best_of(fn, repeats):
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), out
 
 
 def main():
@@ -38,13 +29,13 @@ def main():
     a = ap.parse_args()
     bags = BagScaler("minmax").fit_transform(load_dataset("musk2", DATA))
     X, y_inst = bags.instances.astype(float), np.repeat(bags.labels, bags.sizes)
-    t_lr, lr = best_of(lambda: LogisticRegression(C=a.C, tol=1e-6, max_iter=1000).fit(X, y_inst),
-                       a.repeats)
+    t_lr, _, lr = best_of(lambda: LogisticRegression(C=a.C, tol=1e-6, max_iter=1000).fit(X, y_inst),
+                          a.repeats)
     print(f"musk2: {len(bags)} bags, {len(X)} instances, {X.shape[1]} features; C={a.C}")
     print(f"scikit-learn LogisticRegression(lbfgs): {t_lr * 1e3:8.1f} ms  ({lr.n_iter_[0]} iterations)")
     for combine in COMBINE:
-        t, m = best_of(lambda: MILR(C=a.C, combine=combine, tol=1e-6).fit(bags, bags.labels),
-                       a.repeats)
+        t, _, m = best_of(lambda: MILR(C=a.C, combine=combine, tol=1e-6).fit(bags, bags.labels),
+                          a.repeats)
         print(f"MILR combine={combine:9s}:           {t * 1e3:8.1f} ms  ({m.n_iter_} iterations)"
               f"  ratio {t / t_lr:5.2f}x  per-iteration ratio "
               f"{(t / max(m.n_iter_, 1)) / (t_lr / max(lr.n_iter_[0], 1)):5.2f}x")
