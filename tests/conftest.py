@@ -12,6 +12,16 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 
 
+def tiny_config():
+    """musk1 (offline copy), 2 folds, MILR + MI-Simple: 4 run_fold jobs (reruns, SLURM tests)."""
+    return {"offline": True, "experiments": {"tiny": {
+        "datasets": ["musk1"],
+        "protocol": {"kind": "kfold", "folds": 2, "repeats": 1, "seed": 0},
+        "selectors": [{"name": "none"}],
+        "classifiers": [{"name": "milr", "C": 1.0}, {"name": "mi-simple"}],
+    }}}
+
+
 @pytest.fixture(scope="session")
 def shared_data():
     if not DATA.exists():

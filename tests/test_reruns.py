@@ -13,18 +13,9 @@ import sys
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, tiny_config
 
 TARGET = "results/tiny/scores.parquet"
-
-
-def tiny_config():
-    return {"offline": True, "experiments": {"tiny": {
-        "datasets": ["musk1"],
-        "protocol": {"kind": "kfold", "folds": 2, "repeats": 1, "seed": 0},
-        "selectors": [{"name": "none"}],
-        "classifiers": [{"name": "milr", "C": 1.0}, {"name": "mi-simple"}],
-    }}}
 
 
 def smk(copy, *args):

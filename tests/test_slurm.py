@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, tiny_config
 
 SLURM_DIR = REPO / "tests" / "slurm"
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
@@ -43,16 +43,6 @@ def _skip_reason():
 
 SKIP_REASON = _skip_reason()
 pytestmark = pytest.mark.skipif(SKIP_REASON is not None, reason=str(SKIP_REASON))
-
-
-def tiny_config():
-    """musk1 (offline copy), 2 folds, 2 classifiers: 4 run_fold jobs -> 1 SLURM group job."""
-    return {"offline": True, "experiments": {"tiny": {
-        "datasets": ["musk1"],
-        "protocol": {"kind": "kfold", "folds": 2, "repeats": 1, "seed": 0},
-        "selectors": [{"name": "none"}],
-        "classifiers": [{"name": "milr", "C": 1.0}, {"name": "mi-simple"}],
-    }}}
 
 
 @pytest.fixture(scope="module")
