@@ -241,3 +241,15 @@ def test_importing_plots_does_not_import_matplotlib():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_cd_labels_drop_tune_grids_and_a_constant_none_selector():
+    from milbench.plots import _short_method_labels
+    df = pd.DataFrame({
+        "method": ['none + miordm(tune={"lam": [1, 2]})', "none + emdd",
+                   'none + milr(C=1.0)', 'none + milr(C=10.0)'],
+        "selector": ["none"] * 4, "selector_params": ["{}"] * 4,
+        "classifier": ["miordm", "emdd", "milr", "milr"],
+        "classifier_params": ['{"tune": {"lam": [1, 2]}}', "{}", '{"C": 1.0}', '{"C": 10.0}']})
+    assert list(_short_method_labels(df).values()) == ["miordm", "emdd", "milr(C=1)",
+                                                       "milr(C=10)"]

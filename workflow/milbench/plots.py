@@ -248,6 +248,21 @@ def _varying_params_label(df, name_col, params_col):
     return labels
 
 
+def _short_method_labels(df):
+    """{method: label} with the selector and classifier showing only their varying parameters
+    (no tune grids), the selector left out when it is "none" throughout; the full method
+    strings are kept if the short labels would collide."""
+    if not {"method", "selector", "classifier"} <= set(df.columns):
+        return {}
+    clf = _varying_params_label(df, "classifier", "classifier_params")
+    if (df["selector"] == "none").all():
+        short = clf
+    else:
+        short = _varying_params_label(df, "selector", "selector_params") + " + " + clf
+    labels = dict(zip(df["method"], short))
+    return labels if len(set(labels.values())) == len(labels) else {}
+
+
 def _series_column(df, hue):
     """Series labels: a column's values, or for the default "selector+classifier" the
     selector name + the classifier with only its parameters that vary (so the selector's
@@ -513,6 +528,10 @@ def _cd_figure(df, entry, metric, title):
                                "need at least 2 of each.")
     fr = friedman(complete.to_numpy(), higher_is_better=hib)
     R = pd.Series(fr["avg_ranks"], index=complete.columns)
+    if compare == "method":
+        short = _short_method_labels(df)
+        R.index = [short.get(m, m) for m in R.index]
+        control = short.get(control, control)
     cd = critical_difference(k, N, alpha, test)
     note = (f"Friedman p = {fr['p']:.3g}, Iman-Davenport p = {fr['p_F']:.3g}, N = {N}"
             + (f"; left out: {len(incomplete)} incomplete block(s)" if len(incomplete) else ""))
