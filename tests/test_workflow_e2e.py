@@ -23,6 +23,8 @@ def tiny_config(mi_simple_statistic="minmax"):
                             {"name": "mi-simple", "statistic": mi_simple_statistic}],
             "stats": [{"name": "friedman_acc", "test": "friedman", "metric": "accuracy"}],
             "transductive": True,   # plumbing only: MILR / MI-Simple fit as usual
+            "coverage": [{"name": "relieff_top5", "selector": {"name": "relieff-mi", "k": 5,
+                                                               "m": 20}, "top": 5}],
         }},
     }
 
@@ -67,6 +69,9 @@ def test_outputs(finished_run):
     assert any((wd / "results/tiny/stats").glob("*.csv"))
     assert any((wd / "results/tiny/figures").glob("*.png"))
     assert (wd / "results/tiny/reproduction.csv").exists()
+    coverage = pd.read_csv(wd / "results/tiny/coverage/relieff_top5_musk1.csv")
+    assert coverage["rank"].tolist() == [1, 2, 3, 4, 5]
+    assert (wd / "results/tiny/coverage/relieff_top5_musk1.png").exists()
     assert (wd / "results/bags/musk1/instances.parquet").exists()
     assert (wd / "results/tiny/folds/musk1.parquet").exists()
 

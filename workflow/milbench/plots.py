@@ -38,7 +38,8 @@ import pandas as pd
 from .stats import natural_key
 
 __all__ = ["cd_diagram", "plot_vs_features", "plot_vs_ratio", "plot_heatmap",
-           "plot_runtime", "save_figure", "make_figures", "default_figures", "KINDS"]
+           "plot_runtime", "plot_feature_coverage", "save_figure", "make_figures",
+           "default_figures", "KINDS"]
 
 log = logging.getLogger(__name__)
 KINDS = ("cd", "vs-features", "vs-ratio", "heatmap", "runtime")
@@ -467,6 +468,43 @@ def plot_runtime(scores, metric="fit_seconds", hue="method", by="dataset", title
             ax.grid(True, axis="x", alpha=0.3)
         _hide_unused(axes, len(datasets))
     fig.suptitle(title, fontsize=12)
+    return fig
+
+
+# ----------------------------------------------------------------------------- coverage
+_CLASS_COLORS = {"negative": "tab:blue", "positive": "tab:orange"}   # cvfs-mil.txt Fig. 8
+_VIEW_HATCHES = ("", "//", "..", "xx", "\\\\", "++")
+
+
+def plot_feature_coverage(table, title=None):
+    """Bag-coverage ratio of a selector's top-ranked features (cvfs-mil.txt Fig. 8): one
+    horizontal bar per feature, rank 1 on top, blue when the feature's majority class is
+    negative and orange when positive (the paper's colours), hatched by the view it comes
+    from.  ``table`` is :func:`milbench.coverage.top_feature_coverage`'s output."""
+    from matplotlib.patches import Patch
+
+    views = list(dict.fromkeys(table["view"]))
+    hatch = {v: _VIEW_HATCHES[i % len(_VIEW_HATCHES)] for i, v in enumerate(views)}
+    fig, axes = _figure(1, 1, panel=(6.5, 1.0 + 0.28 * len(table)))
+    ax = axes[0, 0]
+    ys = np.arange(len(table))
+    ratio = table["coverage_ratio"].fillna(0.0).to_numpy()
+    ax.barh(ys, ratio, color=[_CLASS_COLORS[m] for m in table["majority"]],
+            hatch=[hatch[v] for v in table["view"]], edgecolor="black", linewidth=0.5)
+    labels = [f"{r}. {n} [{v}]" + (" (≥)" if z else "")
+              for r, n, v, z in zip(table["rank"], table["name"], table["view"],
+                                    table["minority_zero"])]
+    ax.set_yticks(ys, labels, fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(1.0, color="grey", lw=0.8, ls="--")
+    ax.set_xlabel("bag coverage ratio (majority class rate / minority class rate)")
+    ax.grid(True, axis="x", alpha=0.3)
+    handles = [Patch(facecolor=c, edgecolor="black", label=f"majority {k}")
+               for k, c in _CLASS_COLORS.items() if k in set(table["majority"])]
+    handles += [Patch(facecolor="white", edgecolor="black", hatch=hatch[v], label=f"view {v}")
+                for v in views]
+    ax.legend(handles=handles, fontsize=8, loc="lower right")
+    ax.set_title(title or "Bag coverage of the top-ranked features", fontsize=11)
     return fig
 
 

@@ -68,6 +68,29 @@ rule figures:
         "../scripts/figures.py"
 
 
+rule feature_coverage:
+    """Bag coverage of selected features (cvfs-mil.txt Fig. 8), configured under `coverage:`."""
+    input:
+        coverage_bags,
+    output:
+        report(directory("results/{experiment}/coverage"), patterns=["{name}.png"],
+               caption="../report/coverage.rst", category="{experiment}", subcategory="figures"),
+    params:
+        bags=lambda wc: {ds: bags_of(ds) for ds in EXPERIMENTS[wc.experiment]["datasets"]},
+        entries=lambda wc: EXPERIMENTS[wc.experiment]["coverage"],
+        scale=lambda wc: EXPERIMENTS[wc.experiment].get("scale", "minmax"),
+    conda:
+        "../../envs/milbench.yaml"
+    log:
+        "results/logs/{experiment}/coverage.log",
+    benchmark:
+        "results/benchmarks/{experiment}/coverage.tsv"
+    resources:
+        runtime=30,
+    script:
+        "../scripts/coverage.py"
+
+
 rule reproduction:
     """Our figures next to the paper's targets (SPEC §7) with the differences."""
     input:

@@ -64,6 +64,11 @@ def experiment_runs(wildcards):
     return run_files(wildcards.experiment)
 
 
+def coverage_bags(wildcards):
+    """Bag files of every data set of an experiment (the coverage rule reads them all)."""
+    return [f for ds in EXPERIMENTS[wildcards.experiment]["datasets"] for f in bags_of(ds)]
+
+
 def run_method(wildcards):
     return METHODS[wildcards.experiment][(wildcards.selector, wildcards.classifier)]
 
@@ -108,6 +113,8 @@ def all_targets():
         out += [f"results/{exp}/scores.parquet", f"results/{exp}/summary.csv",
                 f"results/{exp}/stats", f"results/{exp}/figures",
                 f"results/{exp}/reproduction.csv"]
+        if EXPERIMENTS[exp].get("coverage"):
+            out.append(f"results/{exp}/coverage")
     return out
 
 
