@@ -6,12 +6,13 @@
    same range-normalised bags) and the same blocked computation with the L1 instance distance
    (scipy cityblock + segment minima) — the paper's Manhattan metric.
 2. One HyDR-MI run (one outer 10-fold training part, MI-Simple + decision tree as the cheap
-   target classifier, ReliefF-MI adapted at 70 %) with n_jobs = 1 vs 2: speed-up.  REDUCED GA
+   target classifier, ReliefF-MI adapted at 70 %) with n_jobs = 1 vs all cores (``--jobs``):
+   speed-up, next to the speed-up joblib gives pure CPU work with as many workers.  REDUCED GA
    for the benchmark: population 100 (paper), but ``--generations`` (default 5, paper 50) and
    one seed (paper 5).
 
 Usage: python benchmarks/bench_relieff.py [--data ../shared/data] [--generations 5]
-       [--skip-relieff] [--skip-hydr] [--hydr-dataset musk1]
+       [--skip-relieff] [--skip-hydr] [--hydr-dataset musk1] [--jobs N]
 """
 from __future__ import annotations
 
@@ -70,22 +71,24 @@ def _burn(n):
     return s
 
 
-def parallel_control(n=3_000_000, tasks=8):
-    """Speed-up joblib can give on this machine right now: pure-Python CPU work, 2 workers."""
+def parallel_control(workers, n=3_000_000):
+    """Speed-up joblib can give on this machine right now: pure-Python CPU work, ``workers``
+    processes, 4 tasks per worker."""
     from joblib import Parallel, delayed
     t = time.perf_counter()
+    tasks = 4 * workers
     for _ in range(tasks):
         _burn(n)
     serial = time.perf_counter() - t
-    with Parallel(n_jobs=2) as par:
-        par(delayed(_burn)(10) for _ in range(2))            # start the workers first
+    with Parallel(n_jobs=workers) as par:
+        par(delayed(_burn)(10) for _ in range(workers))      # start the workers first
         t = time.perf_counter()
         par(delayed(_burn)(n) for _ in range(tasks))
         both = time.perf_counter() - t
     return serial / both
 
 
-def bench_hydr(data, dataset, generations, population):
+def bench_hydr(data, dataset, generations, population, jobs):
     from sklearn.model_selection import StratifiedKFold
 
     from milbench.classifiers.simple import MISimple
@@ -104,7 +107,7 @@ def bench_hydr(data, dataset, generations, population):
           f"MI-Simple(tree), percent={percent}, population {population}, "
           f"{generations} generations (REDUCED; paper 50), 1 seed (paper 5)")
     times, fitted = {}, {}
-    for n_jobs in (1, 2):
+    for n_jobs in (1, jobs):
         t = time.perf_counter()
         fitted[n_jobs] = HyDRMI(n_jobs=n_jobs, **kw).fit(train, train.labels)
         times[n_jobs] = time.perf_counter() - t
@@ -112,10 +115,10 @@ def bench_hydr(data, dataset, generations, population):
         print(f"n_jobs={n_jobs}: {times[n_jobs]:7.2f} s  evaluations {d['hydr_evaluations']}"
               f"  cache hits {d['hydr_cache_hits']}  best fitness {d['hydr_final_fitness']:.3f}"
               f"  features {d['hydr_n_filter']} -> {d['hydr_n_selected']}")
-    same = np.array_equal(fitted[1].support_, fitted[2].support_)
-    print(f"speed-up n_jobs=2 vs 1: {times[1] / times[2]:.2f}x   identical result: {same}")
-    print(f"control: joblib speed-up of pure CPU work with 2 workers on this machine now: "
-          f"{parallel_control():.2f}x (load {os.getloadavg()[0]:.1f})")
+    same = np.array_equal(fitted[1].support_, fitted[jobs].support_)
+    print(f"speed-up n_jobs={jobs} vs 1: {times[1] / times[jobs]:.2f}x   identical result: {same}")
+    print(f"control: joblib speed-up of pure CPU work with {jobs} workers on this machine now: "
+          f"{parallel_control(jobs):.2f}x (load {os.getloadavg()[0]:.1f})")
     print("best fitness per generation:", np.round(fitted[1].fitness_history_[0], 3).tolist())
     return times
 
@@ -128,6 +131,7 @@ def main():
     ap.add_argument("--generations", type=int, default=5)
     ap.add_argument("--population", type=int, default=100)
     ap.add_argument("--hydr-dataset", default="musk1")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count(), help="workers (default: all cores)")
     ap.add_argument("--skip-relieff", action="store_true")
     ap.add_argument("--skip-hydr", action="store_true")
     a = ap.parse_args()
@@ -138,7 +142,7 @@ def main():
     if not a.skip_relieff:
         bench_relieff(a.data, a.repeats)
     if not a.skip_hydr:
-        bench_hydr(a.data, a.hydr_dataset, a.generations, a.population)
+        bench_hydr(a.data, a.hydr_dataset, a.generations, a.population, a.jobs)
 
 
 if __name__ == "__main__":

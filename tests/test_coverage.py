@@ -84,3 +84,12 @@ def test_write_coverage_writes_table_and_figure(tmp_path):
     assert names == ["top5_toy.csv", "top5_toy.png", "top5_toy.svg"]
     t = pd.read_csv(tmp_path / "coverage" / "top5_toy.csv")
     assert len(t) == 5 and t["coverage_ratio"].ge(1).all()
+
+
+def test_a_grid_in_a_coverage_entry_is_named(tmp_path):
+    bags, _ = two_view_bags(n_bags=20)
+    write_bags(bags, tmp_path / "toy")
+    with pytest.raises(ValueError, match=r"'top'.*\['m'\]"):
+        write_coverage({"toy": tmp_path / "toy"},
+                       [{"name": "top", "selector": {"name": "cvfs", "m": [5, 10]}}],
+                       "minmax", tmp_path / "out")

@@ -109,6 +109,10 @@ def write_coverage(dataset_dirs, entries, scale, outdir, experiment=""):
         bags = read_bags(path)
         for entry in entries:
             spec = dict(entry["selector"])
+            grid = sorted(k for k, v in spec.items() if isinstance(v, list))
+            if grid:
+                raise ValueError(f"coverage entry {entry['name']!r}: selector parameter(s) "
+                                 f"{grid} must be single values, not a grid")
             top = entry.get("top", spec.get("m", 20))
             table = top_feature_coverage(bags, make("selector", spec), top, BagScaler(scale))
             stem = outdir / f"{entry['name']}_{dataset}"
