@@ -45,7 +45,8 @@ def test_pyproject_pins_agree():
 
 
 @pytest.mark.parametrize("path", [REPO / "config/config.yaml",
-                                  *sorted((REPO / "config/paper").glob("*.yaml"))],
+                                  *sorted((REPO / "config/paper").glob("*.yaml")),
+                                  *sorted((REPO / "config/reduced").glob("*.yaml"))],
                          ids=lambda p: p.name)
 def test_configs_validate_against_schema(path):
     schema = yaml.safe_load((REPO / "workflow/schemas/config.schema.yaml").read_text())
@@ -53,7 +54,8 @@ def test_configs_validate_against_schema(path):
 
 
 @pytest.mark.parametrize("path", [REPO / "config/config.yaml",
-                                  *sorted((REPO / "config/paper").glob("*.yaml"))],
+                                  *sorted((REPO / "config/paper").glob("*.yaml")),
+                                  *sorted((REPO / "config/reduced").glob("*.yaml"))],
                          ids=lambda p: p.name)
 def test_every_configured_method_builds(path):
     """Every selector / classifier entry names a registry method with valid parameters."""
