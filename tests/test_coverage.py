@@ -93,3 +93,16 @@ def test_a_grid_in_a_coverage_entry_is_named(tmp_path):
         write_coverage({"toy": tmp_path / "toy"},
                        [{"name": "top", "selector": {"name": "cvfs", "m": [5, 10]}}],
                        "minmax", tmp_path / "out")
+
+
+def test_sampling_selector_is_seeded_so_tables_repeat(tmp_path):
+    """ReliefF-MI samples m of the bags; with no random_state in the entry it gets the
+    experiment's seed, so two runs write the same table."""
+    bags, _ = two_view_bags(n_bags=40)
+    write_bags(bags, tmp_path / "toy")
+    entry = [{"name": "r", "selector": {"name": "relieff-mi", "m": 5, "k": 3}, "top": 10}]
+    tables = []
+    for run in ("a", "b"):
+        write_coverage({"toy": tmp_path / "toy"}, entry, "minmax", tmp_path / run, seed=3)
+        tables.append((tmp_path / run / "r_toy.csv").read_text())
+    assert tables[0] == tables[1]

@@ -90,11 +90,12 @@ def top_feature_coverage(bags: Bags, selector, top: int, scaler=None) -> pd.Data
     return table
 
 
-def write_coverage(dataset_dirs, entries, scale, outdir, experiment=""):
+def write_coverage(dataset_dirs, entries, scale, outdir, experiment="", seed=0):
     """The ``coverage:`` entries of an experiment: for every entry and data set write
     ``<name>_<dataset>.csv`` (the table) and ``.png`` / ``.svg`` (the bar chart) into
     ``outdir``; returns the written paths.  An entry is ``{name, selector: {name: ...,
-    params}, top}`` with ``top`` defaulting to the selector's ``m``."""
+    params}, top}`` with ``top`` defaulting to the selector's ``m``; a selector with an unset
+    ``random_state`` gets ``seed`` (the experiment's protocol seed), as in the runs."""
     from pathlib import Path
 
     from .plots import plot_feature_coverage, save_figure
@@ -114,7 +115,10 @@ def write_coverage(dataset_dirs, entries, scale, outdir, experiment=""):
                 raise ValueError(f"coverage entry {entry['name']!r}: selector parameter(s) "
                                  f"{grid} must be single values, not a grid")
             top = entry.get("top", spec.get("m", 20))
-            table = top_feature_coverage(bags, make("selector", spec), top, BagScaler(scale))
+            selector = make("selector", spec)
+            if selector.get_params().get("random_state", 0) is None:
+                selector.set_params(random_state=seed)
+            table = top_feature_coverage(bags, selector, top, BagScaler(scale))
             stem = outdir / f"{entry['name']}_{dataset}"
             table.to_csv(stem.with_suffix(".csv"), index=False)
             synthetic = " [synthetic data]" if bags.meta.get("synthetic") else ""

@@ -76,9 +76,9 @@ rule feature_coverage:
         report(directory("results/{experiment}/coverage"), patterns=["{name}.png"],
                caption="../report/coverage.rst", category="{experiment}", subcategory="figures"),
     params:
-        bags=lambda wc: {ds: bags_of(ds) for ds in EXPERIMENTS[wc.experiment]["datasets"]},
         entries=lambda wc: EXPERIMENTS[wc.experiment]["coverage"],
         scale=lambda wc: EXPERIMENTS[wc.experiment].get("scale", "minmax"),
+        seed=lambda wc: EXPERIMENTS[wc.experiment]["protocol"].get("seed", 0),
     conda:
         "../../envs/milbench.yaml"
     log:

@@ -6,7 +6,7 @@ from milbench.runlog import setup
 from milbench.coverage import write_coverage
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
-paths = write_coverage({ds: Path(p[0]).parent for ds, p in snakemake.params.bags.items()},
-                       snakemake.params.entries, snakemake.params.scale, snakemake.output[0],
-                       experiment=snakemake.wildcards.experiment)
+dirs = {Path(f).parent.name: Path(f).parent for f in snakemake.input}   # results/bags/<dataset>/
+paths = write_coverage(dirs, snakemake.params.entries, snakemake.params.scale, snakemake.output[0],
+                       experiment=snakemake.wildcards.experiment, seed=snakemake.params.seed)
 log.info("wrote %s", [str(p) for p in paths])
