@@ -29,7 +29,7 @@ def test_bag_coverage_matches_hand_counts():
     t = bag_coverage(hand_bags())
     assert t["positive_bags"].tolist() == [3, 0, 0]
     assert t["negative_bags"].tolist() == [1, 1, 0]
-    assert t["majority"].tolist()[:2] == ["positive", "negative"]
+    assert t["majority"].tolist() == ["positive", "negative", "none"]
     # f0: positive rate 3/3 over negative rate 1/2
     assert t.loc[0, "coverage_ratio"] == pytest.approx(2.0)
     # f1: negative rate 1/2 over a positive minority floored at one bag, 1/3

@@ -40,7 +40,8 @@ def feature_names(bags: Bags) -> list[str]:
 
 def bag_coverage(bags: Bags) -> pd.DataFrame:
     """One row per feature: view, name, covered positive / negative bags, their rates, the
-    majority class and the coverage ratio (module docstring)."""
+    majority class ("none" when both classes are covered at the same rate) and the coverage
+    ratio (module docstring)."""
     X, offsets, y = bags.instances, bags.offsets, np.asarray(bags.labels)
     covered = np.logical_or.reduceat(X != 0, offsets[:-1], axis=0)      # (n_bags, d)
     n_pos_bags, n_neg_bags = int((y == 1).sum()), int((y == 0).sum())
@@ -66,7 +67,8 @@ def bag_coverage(bags: Bags) -> pd.DataFrame:
         "negative_bags": neg,
         "positive_rate": pos_rate,
         "negative_rate": neg_rate,
-        "majority": np.where(majority_pos, "positive", "negative"),
+        "majority": np.where(pos_rate == neg_rate, "none",
+                             np.where(majority_pos, "positive", "negative")),
         "coverage_ratio": np.where(maj > 0, maj / mino, np.nan),
         "minority_zero": (mino_count == 0) & (maj > 0),
     })

@@ -472,15 +472,16 @@ def plot_runtime(scores, metric="fit_seconds", hue="method", by="dataset", title
 
 
 # ----------------------------------------------------------------------------- coverage
-_CLASS_COLORS = {"negative": "tab:blue", "positive": "tab:orange"}   # cvfs-mil.txt Fig. 8
+_CLASS_COLORS = {"negative": "tab:blue", "positive": "tab:orange",   # cvfs-mil.txt Fig. 8
+                 "none": "tab:gray"}
 _VIEW_HATCHES = ("", "//", "..", "xx", "\\\\", "++")
 
 
 def plot_feature_coverage(table, title=None):
     """Bag-coverage ratio of a selector's top-ranked features (cvfs-mil.txt Fig. 8): one
     horizontal bar per feature, rank 1 on top, blue when the feature's majority class is
-    negative and orange when positive (the paper's colours), hatched by the view it comes
-    from.  ``table`` is :func:`milbench.coverage.top_feature_coverage`'s output."""
+    negative and orange when positive (the paper's colours; grey when both classes are
+    covered alike), hatched by the view it comes from.  ``table`` is :func:`milbench.coverage.top_feature_coverage`'s output."""
     from matplotlib.patches import Patch
 
     views = list(dict.fromkeys(table["view"]))
@@ -499,11 +500,12 @@ def plot_feature_coverage(table, title=None):
     ax.axvline(1.0, color="grey", lw=0.8, ls="--")
     ax.set_xlabel("bag coverage ratio (majority class rate / minority class rate)")
     ax.grid(True, axis="x", alpha=0.3)
-    handles = [Patch(facecolor=c, edgecolor="black", label=f"majority {k}")
+    handles = [Patch(facecolor=c, edgecolor="black",
+                     label="both classes alike" if k == "none" else f"majority {k}")
                for k, c in _CLASS_COLORS.items() if k in set(table["majority"])]
     handles += [Patch(facecolor="white", edgecolor="black", hatch=hatch[v], label=f"view {v}")
                 for v in views]
-    ax.legend(handles=handles, fontsize=8, loc="lower right")
+    ax.legend(handles=handles, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     ax.set_title(title or "Bag coverage of the top-ranked features", fontsize=11)
     return fig
 
