@@ -61,9 +61,8 @@ def load_tasks(bags_dir, tasks, max_features):
 def linear_svc_seconds(train, C_per_bag):
     from sklearn.svm import LinearSVC
     y = np.repeat(train.labels, train.sizes)
-    _, s, _ = best_of(lambda: LinearSVC(C=C_per_bag, loss="hinge", max_iter=100000)
-               .fit(train.instances, y))
-    return s
+    return best_of(lambda: LinearSVC(C=C_per_bag, loss="hinge", max_iter=100000)
+                   .fit(train.instances, y)).cpu
 
 
 def fit_report(name, est, train, test, unlabeled=None):

@@ -7,26 +7,25 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO
+from conftest import REPO, tiny_config
 
 SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
 
 
-def tiny_config(mi_simple_statistic="minmax"):
-    return {
-        "offline": True,
-        "experiments": {"tiny": {
-            "datasets": ["musk1"],
-            "protocol": {"kind": "kfold", "folds": 2, "repeats": 1, "seed": 0},
-            "selectors": [{"name": "none"}, {"name": "pca", "dims": 0.3}],
-            "classifiers": [{"name": "milr", "C": 1.0},
-                            {"name": "mi-simple", "statistic": mi_simple_statistic}],
-            "stats": [{"name": "friedman_acc", "test": "friedman", "metric": "accuracy"}],
-            "transductive": True,   # plumbing only: MILR / MI-Simple fit as usual
-            "coverage": [{"name": "relieff_top5", "selector": {"name": "relieff-mi", "k": 5,
-                                                               "m": 20}, "top": 5}],
-        }},
-    }
+def e2e_config(mi_simple_statistic="minmax"):
+    """conftest's tiny config with a PCA selector, a Friedman test, transductive plumbing and a
+    coverage entry (8 run_fold jobs)."""
+    cfg = tiny_config()
+    cfg["experiments"]["tiny"].update({
+        "selectors": [{"name": "none"}, {"name": "pca", "dims": 0.3}],
+        "classifiers": [{"name": "milr", "C": 1.0},
+                        {"name": "mi-simple", "statistic": mi_simple_statistic}],
+        "stats": [{"name": "friedman_acc", "test": "friedman", "metric": "accuracy"}],
+        "transductive": True,   # plumbing only: MILR / MI-Simple fit as usual
+        "coverage": [{"name": "relieff_top5", "selector": {"name": "relieff-mi", "k": 5, "m": 20},
+                      "top": 5}],
+    })
+    return cfg
 
 
 def smk(workdir, *args, config=None):
@@ -51,7 +50,7 @@ def planned(output):
 @pytest.fixture(scope="module")
 def finished_run(tmp_path_factory):
     wd = tmp_path_factory.mktemp("e2e")
-    smk(wd, "--cores", "2", "-q", config=tiny_config())
+    smk(wd, "--cores", "2", "-q", config=e2e_config())
     return wd
 
 
@@ -82,7 +81,7 @@ def test_second_run_does_nothing(finished_run):
 
 
 def test_changed_parameter_reruns_only_its_jobs(finished_run):
-    out = smk(finished_run, "-n", config=tiny_config(mi_simple_statistic="mean"))
+    out = smk(finished_run, "-n", config=e2e_config(mi_simple_statistic="mean"))
     jobs = planned(out)
     assert jobs.get("run_fold") == 4, jobs   # 2 selectors × 2 folds of the changed classifier
     assert "bags_builtin" not in jobs and "folds" not in jobs
@@ -90,13 +89,13 @@ def test_changed_parameter_reruns_only_its_jobs(finished_run):
 
 
 def test_report(finished_run):
-    smk(finished_run, "--report", str(finished_run / "report.html"), config=tiny_config())
+    smk(finished_run, "--report", str(finished_run / "report.html"), config=e2e_config())
     html = (finished_run / "report.html").read_text(errors="replace")
     assert "scores" in html.lower() and len(html) > 10_000
 
 
 def test_unknown_config_key_is_named(tmp_path):
-    cfg = tiny_config()
+    cfg = e2e_config()
     cfg["experiments"]["tiny"]["clasifiers"] = []
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
     res = subprocess.run(SNAKEMAKE + ["-d", str(tmp_path), "--configfile",
@@ -106,7 +105,7 @@ def test_unknown_config_key_is_named(tmp_path):
 
 
 def test_unknown_method_is_named(tmp_path):
-    cfg = tiny_config()
+    cfg = e2e_config()
     cfg["experiments"]["tiny"]["classifiers"] = [{"name": "milrr"}]
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
     res = subprocess.run(SNAKEMAKE + ["-d", str(tmp_path), "--configfile",
@@ -116,7 +115,7 @@ def test_unknown_method_is_named(tmp_path):
 
 
 def test_download_rule_through_http_mirror(tmp_path, http_mirror):
-    cfg = tiny_config()
+    cfg = e2e_config()
     cfg.update(offline=False, mirror=http_mirror)
     smk(tmp_path, "--cores", "1", "results/bags/musk1/meta.json", "-q", config=cfg)
     assert (tmp_path / "results/raw/musk/clean1.data").exists()
@@ -127,7 +126,7 @@ def test_download_rule_through_http_mirror(tmp_path, http_mirror):
 def test_user_dataset_csv(tmp_path):
     rows = ["1,a,0.5,0.2", "1,a,0.1,0.9", "0,b,0.3,0.3", "0,c,0.2,0.1", "1,d,0.9,0.9"]
     (tmp_path / "mine.csv").write_text("\n".join(rows) + "\n")
-    cfg = tiny_config()
+    cfg = e2e_config()
     cfg["datasets"] = {"mine": {"format": "csv", "path": str(tmp_path / "mine.csv")}}
     smk(tmp_path, "--cores", "1", "results/bags/mine/meta.json", "-q", config=cfg)
     meta = yaml.safe_load((tmp_path / "results/bags/mine/meta.json").read_text())
@@ -136,7 +135,7 @@ def test_user_dataset_csv(tmp_path):
 
 def test_bad_user_dataset_leaves_no_output(tmp_path):
     (tmp_path / "bad.csv").write_text("1,a,0.5,0.2\n0,b,0.1,nan\n")
-    cfg = tiny_config()
+    cfg = e2e_config()
     cfg["datasets"] = {"bad": {"format": "csv", "path": str(tmp_path / "bad.csv")}}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
     res = subprocess.run(SNAKEMAKE + ["-d", str(tmp_path), "--configfile", str(tmp_path / "config.yaml"),

@@ -19,6 +19,8 @@ experiment's scaling), not inside the CV folds.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 
@@ -98,8 +100,6 @@ def write_coverage(dataset_dirs, entries, scale, outdir, experiment="", seed=0):
     ``outdir``; returns the written paths.  An entry is ``{name, selector: {name: ...,
     params}, top}`` with ``top`` defaulting to the selector's ``m``; a selector with an unset
     ``random_state`` gets ``seed`` (the experiment's protocol seed), as in the runs."""
-    from pathlib import Path
-
     from .plots import plot_feature_coverage, save_figure
     from .preprocessing import BagScaler
     from .registry import make

@@ -481,7 +481,8 @@ def plot_feature_coverage(table, title=None):
     """Bag-coverage ratio of a selector's top-ranked features (cvfs-mil.txt Fig. 8): one
     horizontal bar per feature, rank 1 on top, blue when the feature's majority class is
     negative and orange when positive (the paper's colours; grey when both classes are
-    covered alike), hatched by the view it comes from.  ``table`` is :func:`milbench.coverage.top_feature_coverage`'s output."""
+    covered alike), hatched by the view it comes from.  ``table`` is
+    :func:`milbench.coverage.top_feature_coverage`'s output."""
     from matplotlib.patches import Patch
 
     views = list(dict.fromkeys(table["view"]))
