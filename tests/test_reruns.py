@@ -1,4 +1,4 @@
-"""Reruns follow the code (issue #10): run_fold's `params: code=code_version` hashes the core
+"""Reruns follow the code (issue #10): run_method's `params: code=code_version` hashes the core
 library modules plus the run's selector and classifier modules, so editing one method's module
 reruns that method's jobs only (Snakemake's default rerun triggers include params).
 
@@ -27,8 +27,8 @@ def smk(copy, *args):
 
 
 def planned_runs(out):
-    """Classifier ids of the run_fold jobs a dry run plans, and {rule: count} of its job table."""
-    runs = re.findall(r"output: results/tiny/runs/musk1/[^/\s]+/([^/\s]+)/r\d+_f\d+\.parquet", out)
+    """Classifier ids of the method jobs a dry run plans, and {rule: count} of its job table."""
+    runs = re.findall(r"output: results/tiny/runs/musk1/[^/\s]+/([^/\s]+)\.parquet", out)
     table = {m.group(1): int(m.group(2)) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", out, re.M)}
     table.pop("total", None)
     return sorted(runs), table
@@ -62,13 +62,13 @@ def test_method_module_edit_reruns_only_that_method(copy):
     _append(lib / "classifiers" / "simple.py", "\n# edited by tests/test_reruns.py\n")
     out = smk(copy, "-n")
     runs, rules = planned_runs(out)
-    assert runs == ["mi-simple", "mi-simple"], runs  # both folds, no milr job
-    assert rules == {"run_fold": 2, "scores": 1}, rules  # data and folds untouched
+    assert runs == ["mi-simple"], runs  # no milr job
+    assert rules == {"run_method": 1, "scores": 1}, rules  # data and folds untouched
     assert "Params have changed since last execution" in out
 
 
 def test_core_module_edit_reruns_every_method(copy):
     _append(copy / "workflow" / "milbench" / "bags.py", "\n# edited by tests/test_reruns.py\n")
     runs, rules = planned_runs(smk(copy, "-n"))
-    assert rules["run_fold"] == 4, rules
-    assert sorted(r.split(".")[0] for r in runs) == ["mi-simple"] * 2 + ["milr"] * 2, runs
+    assert rules["run_method"] == 2, rules
+    assert sorted(r.split(".")[0] for r in runs) == ["mi-simple", "milr"], runs

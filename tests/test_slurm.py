@@ -116,33 +116,31 @@ def runs(cluster, tmp_path_factory):
 def test_jobs_went_through_slurm(runs):
     log = runs["log"]
     ids = re.findall(r"submitted with SLURM jobid (\d+) \(log: (\S+?)\)", log)
-    logs = {os.path.relpath(p, runs["slurm"]).split(os.sep)[2] for _, p in ids}
-    # bags_builtin, folds, scores, and the 4 run_fold jobs bundled into ONE group job
-    assert len(ids) == 4, ids
-    assert logs == {"rule_bags_builtin", "rule_folds", "group_runs_run_fold", "rule_scores"}, logs
-    assert log.count("rule run_fold:") == 4
+    logs = sorted(os.path.relpath(p, runs["slurm"]).split(os.sep)[2] for _, p in ids)
+    # bags_builtin, folds, scores, and one SLURM job per method (MILR, MI-Simple)
+    assert logs == ["rule_bags_builtin", "rule_folds", "rule_run_method", "rule_run_method",
+                    "rule_scores"], logs
     states = _squeue(runs["uuid"])
     assert {j for j, _ in ids} <= set(states), (ids, states)
     assert all(states[j] == "COMPLETED" for j, _ in ids), states
-    # every job ran inside an allocation: the group log shows the in-job Snakemake's srun steps
-    group_log = next(p for _, p in ids if "group_runs" in p)
-    assert open(group_log).read().count("Finished jobid") >= 4
 
 
-def test_group_job_request_stacks(runs):
-    """cores: 1 in the profile -> the 4-member group asks for 1 CPU and one member's memory."""
-    gid = re.search(r"submitted with SLURM jobid (\d+) \(log: \S+group_runs", runs["log"]).group(1)
-    info = subprocess.run(["scontrol", "show", "job", gid], capture_output=True, text=True,
-                          timeout=60).stdout
-    assert re.search(r"\bNumCPUs=1\b", info), info
-    assert re.search(r"TRES=cpu=1,mem=2000M", info), info
-    assert "TimeLimit=04:00:00" in info, info  # 4 members x runtime 60 min, one after another
+def test_method_job_request_follows_its_cells(runs):
+    """A method of 2 cells asks for 2 CPUs (one per cell), 1000 + 1000 x 2 MB and 60 min per
+    cell run one after another on each CPU (ceil(2 / 2) = 1)."""
+    gids = re.findall(r"submitted with SLURM jobid (\d+) \(log: \S+rule_run_method", runs["log"])
+    for gid in gids:
+        info = subprocess.run(["scontrol", "show", "job", gid], capture_output=True, text=True,
+                              timeout=60).stdout
+        assert re.search(r"\bNumCPUs=2\b", info), info
+        assert re.search(r"TRES=cpu=2,mem=3000M", info), info
+        assert "TimeLimit=01:00:00" in info, info
 
 
 def test_scores_equal_local_run(runs):
     a = pd.read_parquet(runs["slurm"] / TARGET)
     b = pd.read_parquet(runs["local"] / TARGET)
-    assert len(a) == len(b) == 4
+    assert len(a) == len(b) == 4   # 2 methods x 2 folds
     timing = [c for c in a.columns if "seconds" in c]
     pd.testing.assert_frame_equal(a.drop(columns=timing), b.drop(columns=timing),
                                   check_exact=True)

@@ -14,7 +14,7 @@ SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
 
 def e2e_config(mi_simple_statistic="minmax"):
     """conftest's tiny config with a PCA selector, a Friedman test, transductive plumbing and a
-    coverage entry (8 run_fold jobs)."""
+    coverage entry (4 method jobs of 2 cells each)."""
     cfg = tiny_config()
     cfg["experiments"]["tiny"].update({
         "selectors": [{"name": "none"}, {"name": "pca", "dims": 0.3}],
@@ -75,6 +75,59 @@ def test_outputs(finished_run):
     assert (wd / "results/tiny/folds/musk1.parquet").exists()
 
 
+TIMING = ["fit_seconds", "fit_cpu_seconds", "predict_seconds"]
+
+
+def test_method_jobs_equal_the_per_fold_design(finished_run):
+    """Every row a method job wrote (its cells run together in one process, over 2 threads)
+    equals the same cell run alone through run_fold, on every column except the timings."""
+    from milbench.pipeline import aggregate, expand_methods
+    from milbench.runner import experiment_settings, run_cell
+    from milbench.store import read_bags
+
+    wd, exp = finished_run, e2e_config()["experiments"]["tiny"]
+    bags = read_bags(wd / "results/bags/musk1")
+    folds = pd.read_parquet(wd / "results/tiny/folds/musk1.parquet")
+    per_fold = []
+    for m in expand_methods(exp):
+        for fold in (0, 1):
+            row = run_cell(bags, folds, m, experiment_settings(exp), experiment="tiny",
+                           dataset="musk1", repeat=0, fold=fold)
+            per_fold.append(wd / f"per-fold-{m['selector_id']}-{m['classifier_id']}-{fold}.parquet")
+            row.to_parquet(per_fold[-1], index=False)
+    ours = pd.read_parquet(wd / "results/tiny/scores.parquet").drop(columns=TIMING)
+    pd.testing.assert_frame_equal(ours, aggregate(per_fold).drop(columns=TIMING), check_exact=True)
+
+
+def test_method_log_reports_every_cell(finished_run):
+    logs = sorted((finished_run / "results/logs/tiny/runs/musk1").glob("*/*.log"))
+    assert len(logs) == 4
+    for log in logs:
+        text = log.read_text()
+        assert re.search(r"cell 1/2 r0_f[01] \d+\.\d\d s CPU", text), text
+        assert re.search(r"cell 2/2 r0_f[01] ", text), text
+
+
+def test_one_cell_from_the_command_line(finished_run):
+    wd = finished_run
+    clf = next(p.stem for p in (wd / "results/tiny/runs/musk1/none").glob("milr*.parquet"))
+    out = wd / "cell.parquet"
+    res = subprocess.run([sys.executable, "-m", "milbench.runner", "--configfile",
+                          str(wd / "config.yaml"), "-d", str(wd), "--experiment", "tiny",
+                          "--dataset", "musk1", "--selector", "none", "--classifier", clf,
+                          "--cell", "r0_f1", "-o", str(out)], capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr
+    assert "accuracy" in res.stdout
+    ours = pd.read_parquet(wd / f"results/tiny/runs/musk1/none/{clf}.parquet")
+    pd.testing.assert_frame_equal(pd.read_parquet(out).drop(columns=TIMING),
+                                  ours[ours.fold == 1].reset_index(drop=True).drop(columns=TIMING))
+    bad = subprocess.run([sys.executable, "-m", "milbench.runner", "--configfile",
+                          str(wd / "config.yaml"), "-d", str(wd), "--experiment", "tiny",
+                          "--dataset", "musk1", "--selector", "none", "--classifier", "nope",
+                          "--cell", "r0_f1"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "no method none/nope" in bad.stderr and clf in bad.stderr
+
+
 def test_second_run_does_nothing(finished_run):
     out = smk(finished_run, "-n")
     assert "Nothing to be done" in out, out[-2000:]
@@ -83,7 +136,7 @@ def test_second_run_does_nothing(finished_run):
 def test_changed_parameter_reruns_only_its_jobs(finished_run):
     out = smk(finished_run, "-n", config=e2e_config(mi_simple_statistic="mean"))
     jobs = planned(out)
-    assert jobs.get("run_fold") == 4, jobs   # 2 selectors × 2 folds of the changed classifier
+    assert jobs.get("run_method") == 2, jobs   # 2 selectors × the changed classifier
     assert "bags_builtin" not in jobs and "folds" not in jobs
     assert jobs.get("scores") == 1
 

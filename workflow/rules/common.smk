@@ -14,6 +14,7 @@ from milbench.features import images as _im
 from milbench.folds import fold_keys
 from milbench.pipeline import expand_methods
 from milbench.registry import CLASSIFIERS, SELECTORS
+from milbench.runner import experiment_settings
 from milbench.sources import load_manifest
 
 MANIFEST = load_manifest()
@@ -50,14 +51,10 @@ def bags_of(dataset):
 
 
 def run_files(exp):
+    """One file per method (dataset × selector × classifier), holding all its cells' rows."""
     cfg = EXPERIMENTS[exp]
-    keys = fold_keys(cfg["protocol"])
-    return [
-        f"results/{exp}/runs/{ds}/{s}/{c}/r{r}_f{f}.parquet"
-        for ds in cfg["datasets"]
-        for (s, c) in METHODS[exp]
-        for (r, f) in keys
-    ]
+    return [f"results/{exp}/runs/{ds}/{s}/{c}.parquet"
+            for ds in cfg["datasets"] for (s, c) in METHODS[exp]]
 
 
 def experiment_runs(wildcards):
@@ -74,17 +71,31 @@ def run_method(wildcards):
 
 
 def run_settings(wildcards):
-    """The experiment settings a run_fold job uses; ``transductive`` only when on, so that
-    turning it on reruns exactly that experiment's jobs."""
-    exp = EXPERIMENTS[wildcards.experiment]
-    keep = ("scale", "inner_folds", "inner_metric", "protocol")
-    settings = {k: v for k, v in exp.items() if k in keep}
-    if exp.get("transductive"):
-        settings["transductive"] = True
-    return settings
+    return experiment_settings(EXPERIMENTS[wildcards.experiment])
 
 
-CORE_MODULES = ("bags.py", "base.py", "pipeline.py", "preprocessing.py", "folds.py", "store.py")
+THREADS = config.get("threads", {})
+
+
+def n_cells(wildcards):
+    return len(fold_keys(EXPERIMENTS[wildcards.experiment]["protocol"]))
+
+
+def method_threads(wildcards):
+    """A method job's threads: one per cell, at most ``threads.run`` (default 8); Snakemake
+    lowers it further to --cores."""
+    return min(n_cells(wildcards), THREADS.get("run", 8))
+
+
+def method_runtime(wildcards, threads):
+    """SLURM time limit in minutes: the experiment's ``runtime`` (minutes per cell, default
+    60) times the cells each thread runs one after another."""
+    per_cell = EXPERIMENTS[wildcards.experiment].get("runtime", 60)
+    return per_cell * -(-n_cells(wildcards) // threads)
+
+
+CORE_MODULES = ("bags.py", "base.py", "pipeline.py", "preprocessing.py", "folds.py", "store.py",
+                "runner.py")
 CORE_PATHS = tuple(str(LIB / c) for c in CORE_MODULES)
 
 

@@ -1,31 +1,31 @@
-# One job per experiment × dataset × selector × classifier × repeat × fold.
+# One job per experiment × dataset × selector × classifier (a method): it runs every
+# (repeat, fold) cell of the method in one process, the cells spread over its threads.
 
 
-rule run_fold:
-    """Fit scale -> select -> classify on the fold's training bags, score its test bags."""
+rule run_method:
+    """Fit scale -> select -> classify on every fold's training bags, score its test bags."""
     input:
         bags=lambda wc: bags_of(wc.dataset),
         folds="results/{experiment}/folds/{dataset}.parquet",
     output:
-        "results/{experiment}/runs/{dataset}/{selector}/{classifier}/r{repeat}_f{fold}.parquet",
+        "results/{experiment}/runs/{dataset}/{selector}/{classifier}.parquet",
     params:
         method=run_method,
         experiment_cfg=run_settings,
+        cells=lambda wc: fold_keys(EXPERIMENTS[wc.experiment]["protocol"]),
+        cell_threads=THREADS.get("cell", 1),
         code=code_version,
-    wildcard_constraints:
-        repeat=r"\d+",
-        fold=r"\d+",
-    threads: config.get("threads", {}).get("run", 1)
+    threads: method_threads
     conda:
         "../../envs/milbench.yaml"
     log:
-        "results/logs/{experiment}/runs/{dataset}/{selector}/{classifier}/r{repeat}_f{fold}.log",
+        "results/logs/{experiment}/runs/{dataset}/{selector}/{classifier}.log",
     benchmark:
-        "results/benchmarks/{experiment}/runs/{dataset}/{selector}/{classifier}/r{repeat}_f{fold}.tsv"
+        "results/benchmarks/{experiment}/runs/{dataset}/{selector}/{classifier}.tsv"
     group:
-        "runs"
+        "methods"
     resources:
-        mem_mb=2000,
-        runtime=lambda wc: EXPERIMENTS[wc.experiment].get("runtime", 60),
+        mem_mb=lambda wc, threads: 1000 + 1000 * threads,
+        runtime=method_runtime,
     script:
-        "../scripts/run_fold.py"
+        "../scripts/run_method.py"

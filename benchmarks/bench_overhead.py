@@ -1,0 +1,107 @@
+"""Pipeline overhead per cell (issue #16): what the workflow costs beyond the methods' own work.
+
+    OMP_NUM_THREADS=1 python benchmarks/bench_overhead.py [--cores 2] [--repeats 5]
+        [--baseline REV]     # also run the workflow of git revision REV on the same config
+
+A config of cheap methods (MI-Simple, Citation-kNN, MILR) on musk1 + elephant (offline copies),
+``--repeats`` × 10-fold (5 × 10 × 2 × 3 = 300 cells). The data and fold jobs run first (not
+counted); then ``snakemake --cores N`` builds the scores in a fresh temp dir, and
+
+    overhead per cell = (CPU of snakemake and all its jobs − Σ fit + predict CPU) / cells
+
+where the CPU of Snakemake and every process it started (job scripts, their forked workers)
+is this process's RUSAGE_CHILDREN, and Σ fit + predict comes from scores.parquet
+(fit_cpu_seconds + predict_seconds). ``--baseline`` runs another revision's Snakefile (e.g.
+the per-fold design, 43dde0d) from a temporary git worktree on the same config, in this run,
+and prints the ratio.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+ENV = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+
+
+def config(repeats):
+    return {"offline": True, "experiments": {"overhead": {
+        "datasets": ["musk1", "elephant"],
+        "protocol": {"kind": "kfold", "folds": 10, "repeats": repeats, "seed": 0},
+        "selectors": [{"name": "none"}],
+        "classifiers": [{"name": "mi-simple"}, {"name": "citation-knn", "references": 2,
+                                                "citers": 4}, {"name": "milr", "C": 1.0}],
+    }}}
+
+
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def snakemake(snakefile, workdir, *args):
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(snakefile), "-d", str(workdir),
+           "--configfile", str(workdir / "config.yaml"), "--quiet", "all", *args]
+    c, t = children_cpu(), time.perf_counter()
+    res = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+    if res.returncode:
+        raise SystemExit(f"snakemake failed in {workdir}:\n{res.stderr[-3000:]}")
+    return children_cpu() - c, time.perf_counter() - t
+
+
+def measure(root, cfg, cores):
+    """(cells, total CPU, Σ fit+predict CPU, wall) of the method stage of one workflow."""
+    with tempfile.TemporaryDirectory(prefix="bench-overhead-") as tmp:
+        wd = Path(tmp)
+        (wd / "config.yaml").write_text(yaml.safe_dump(cfg))
+        data = [f"results/overhead/folds/{ds}.parquet" for ds in ("musk1", "elephant")]
+        snakemake(root / "Snakefile", wd, "--cores", str(cores), *data)
+        cpu, wall = snakemake(root / "Snakefile", wd, "--cores", str(cores),
+                              "results/overhead/scores.parquet")
+        scores = pd.read_parquet(wd / "results/overhead/scores.parquet")
+    work = float((scores.fit_cpu_seconds + scores.predict_seconds).sum())
+    return len(scores), cpu, work, wall
+
+
+def report(name, cells, cpu, work, wall):
+    per = (cpu - work) / cells
+    print(f"{name:<22} {cells:6d} {cpu:9.1f} {work:9.1f} {cpu - work:10.1f} {per:9.3f} "
+          f"{100 * (cpu - work) / cpu:7.1f} {wall:8.1f}")
+    return per
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cores", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--baseline", help="git revision to compare (run from a temp worktree)")
+    a = ap.parse_args()
+    cfg = config(a.repeats)
+    print(f"snakemake --cores {a.cores}; CPU seconds (user + sys) of snakemake and all its jobs")
+    print(f"{'workflow':<22} {'cells':>6} {'CPU':>9} {'fit+pred':>9} {'overhead':>10} "
+          f"{'s/cell':>9} {'% CPU':>7} {'wall s':>8}")
+    ours = report("this checkout", *measure(REPO, cfg, a.cores))
+    if a.baseline:
+        with tempfile.TemporaryDirectory(prefix="bench-overhead-rev-") as tmp:
+            subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", tmp,
+                            a.baseline], check=True, capture_output=True)
+            try:
+                base = report(f"baseline {a.baseline[:12]}", *measure(Path(tmp), cfg, a.cores))
+            finally:
+                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", tmp],
+                               check=True, capture_output=True)
+        print(f"overhead per cell: {ours:.3f} s vs {base:.3f} s = {ours / base:.3f}x "
+              f"({base / ours:.1f}x less)")
+
+
+if __name__ == "__main__":
+    main()

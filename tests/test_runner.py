@@ -1,0 +1,56 @@
+"""The run unit (issue #16): one method's cells in one process, spread over forked workers."""
+import logging
+
+import pandas as pd
+import pytest
+
+from milbench.folds import make_folds
+from milbench.pipeline import expand_methods
+from milbench.runner import CellError, experiment_settings, parse_cell, run_method
+from milbench.sources import load_builtin
+
+TIMING = ["fit_seconds", "fit_cpu_seconds", "predict_seconds"]
+EXP = {"protocol": {"kind": "kfold", "folds": 3, "repeats": 2, "seed": 0}, "scale": "minmax",
+       "classifiers": [{"name": "mi-simple", "estimator": "tree"}]}
+
+
+@pytest.fixture(scope="module")
+def musk1():
+    bags = load_builtin("musk1", offline=True)
+    return bags, make_folds(bags.bag_ids, bags.labels, EXP["protocol"])
+
+
+def _run(musk1, method, threads, log=None):
+    bags, folds = musk1
+    cells = [(r, f) for r in (1, 0) for f in (2, 1, 0)]   # any order in, (repeat, fold) order out
+    return run_method(bags, folds, method, experiment_settings(EXP), experiment="e",
+                      dataset="musk1", cells=cells, threads=threads, log=log)
+
+
+def test_rows_do_not_depend_on_threads(musk1):
+    method = expand_methods(EXP)[0]
+    one, two = _run(musk1, method, 1), _run(musk1, method, 2)
+    assert list(zip(one.repeat, one.fold)) == [(r, f) for r in (0, 1) for f in (0, 1, 2)]
+    pd.testing.assert_frame_equal(one.drop(columns=TIMING), two.drop(columns=TIMING),
+                                  check_exact=True)
+
+
+def test_progress_is_logged_per_cell(musk1, caplog):
+    with caplog.at_level(logging.INFO, logger="t"):
+        _run(musk1, expand_methods(EXP)[0], 2, log=logging.getLogger("t"))
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("cell ")]
+    assert len(lines) == 6 and lines[-1].startswith("cell 6/6 r")
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_failing_cell_is_named(musk1, threads):
+    method = expand_methods({**EXP, "classifiers": [{"name": "milr", "C": -1.0, "max_iter": "x"}]})[0]
+    with pytest.raises(CellError, match=r"e/musk1 none \+ milr\(.*\): cell r\d_f\d \(repeat \d, "
+                                        r"fold \d\) failed: TypeError"):
+        _run(musk1, method, threads)
+
+
+def test_parse_cell():
+    assert parse_cell("r3_f12") == (3, 12)
+    with pytest.raises(ValueError, match="expected r<repeat>_f<fold>"):
+        parse_cell("3_12")
