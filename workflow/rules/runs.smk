@@ -22,8 +22,6 @@ rule run_method:
         "results/logs/{experiment}/runs/{dataset}/{selector}/{classifier}.log",
     benchmark:
         "results/benchmarks/{experiment}/runs/{dataset}/{selector}/{classifier}.tsv"
-    group:
-        "methods"
     resources:
         mem_mb=lambda wc, threads: 1000 + 1000 * threads,
         runtime=method_runtime,
