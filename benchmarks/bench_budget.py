@@ -1,19 +1,21 @@
-"""Full-reproduction budget (issue #10): jobs, CPU time, wall time at 16 cores and peak memory
-of every config/paper/*.yaml, from a sample of its run_fold jobs timed on this machine.
+"""Full-reproduction budget (issues #10, #16): cells, method jobs, CPU time, wall time at 16
+cores and peak memory of every config/paper/*.yaml, from a sample of its cells timed here.
 
     python benchmarks/bench_budget.py [--per-config 8] [--timeout 30] [--cores 16] [--seed 0]
-                                      [--configs midr miordm]
+        [--configs midr miordm] [--bags results/bags] [--cell-overhead 0.05]
 
-Jobs: each config is expanded exactly as the workflow does (milbench.pipeline.expand_methods x
-datasets x milbench.folds.fold_keys). Sample: the jobs are split into strata by selector name
-(by classifier name when all share one selector) -- per-job cost spans orders of magnitude
+Cells: each config is expanded exactly as the workflow does (milbench.pipeline.expand_methods x
+datasets x milbench.folds.fold_keys); a method job (run_method) runs all cells of one dataset x
+selector x classifier in one process. Sample: the cells are split into strata by selector name
+(by classifier name when all share one selector) -- per-cell cost spans orders of magnitude
 between e.g. HyDR-MI's genetic search and a ReliefF filter, so a plain random sample of 5 would
-miss the jobs that dominate -- and --per-config draws are spread over the strata (at least one
+miss the cells that dominate -- and --per-config draws are spread over the strata (at least one
 each, the rest one at a time to the stratum whose estimated share of the total per draw is
-largest). Each drawn job runs in its own subprocess through
-milbench.pipeline.run_fold on the real data (../shared/data via milbench.sources.load_dataset),
-measuring the job's CPU time, the process's fixed cost (interpreter, imports, data: what every
-Snakemake `script:` job pays again) and its peak RSS.
+largest). Each drawn cell runs in its own subprocess through milbench.runner.run_cell on the
+real data (../shared/data via milbench.sources.load_dataset; data sets built by the workflow's
+chains -- Corel, Reddit, WebKB, protein graph -- from the Parquet store under --bags, when
+built there), measuring the cell's CPU time, the process's fixed cost (interpreter, imports,
+data: what every method job pays once) and its peak RSS.
 A job still running after --timeout is killed and estimated from a scaled-down run: every `tune`
 grid fixed at its middle value (cost x |grid| x inner_folds + 1: the inner GridSearchCV fits
 plus the refit, each taken as one full-training fit, so slightly high) and HyDR-MI's
@@ -21,8 +23,10 @@ n_generations / n_seeds lowered to 1 and population_size to 10 (cost x (gens + 1
 population / 10; the GA's fitness cache skips repeated chromosomes, which small populations
 produce more often, so this part may be low). When that also times out, the config's totals are lower bounds (marked >=).
 
-    est. total CPU   = sum over strata of (jobs in stratum x mean sampled job CPU)
-                       + jobs x mean fixed cost
+    est. total CPU   = sum over strata of (cells in stratum x mean sampled cell CPU)
+                       + method jobs x mean fixed cost + cells x --cell-overhead
+    (--cell-overhead: the workflow's cost per cell beyond the fit, measured by
+    benchmarks/bench_overhead.py)
     est. wall @ 16   = est. total CPU / (16 x e)
     e                = parallel efficiency measured here: one job alone vs the same job twice
                        at once (wall alone / wall of the pair, medians of 3); 1.0 = perfect.
@@ -97,20 +101,22 @@ def patch_registry():
 
 
 def config_jobs(cfg):
-    """All run_fold jobs of a config as (experiment, dataset, method, repeat, fold), plus the
-    other rules' job count (bags, folds, and 5 aggregation rules per experiment)."""
+    """All cells of a config as (experiment, dataset, method, repeat, fold), the number of
+    method jobs, and the other rules' job count (bags, folds, 5 aggregation rules per
+    experiment)."""
     from milbench.folds import fold_keys
     from milbench.pipeline import expand_methods
 
-    jobs, datasets, other = [], set(), 0
+    jobs, datasets, other, n_methods = [], set(), 0, 0
     for exp, e in cfg["experiments"].items():
         methods = expand_methods(e)
         keys = fold_keys(e["protocol"])
         for ds in e["datasets"]:
             datasets.add(ds)
             jobs += [(exp, ds, m, r, f) for m in methods for (r, f) in keys]
+            n_methods += len(methods)
         other += len(e["datasets"]) + 5
-    return jobs, other + len(datasets)
+    return jobs, n_methods, other + len(datasets)
 
 
 # ------------------------------------------------------------------------------- child side
@@ -118,21 +124,20 @@ def child(spec_json):
     t_start = time.process_time()
     spec = json.loads(spec_json)
     from milbench.folds import make_folds
-    from milbench.pipeline import run_fold
+    from milbench.runner import run_cell
     from milbench.sources import load_dataset
+    from milbench.store import read_bags
 
     added = patch_registry()
     used = [spec["method"][k]["name"] for k in ("selector", "classifier")
             if spec["method"][k]["name"] in added]
-    bags = load_dataset(spec["dataset"], DATA)
+    bags = (read_bags(Path(spec["bags"])) if spec.get("bags")
+            else load_dataset(spec["dataset"], DATA))
     folds = make_folds(bags.bag_ids, bags.labels, spec["protocol"])
     fixed = time.process_time() - t_start
     t0, w0 = time.process_time(), time.perf_counter()
-    row = run_fold(bags, folds, spec["method"], experiment=spec["experiment"],
-                   dataset=spec["dataset"], scale=spec.get("scale", "minmax"),
-                   repeat=spec["repeat"], fold=spec["fold"],
-                   seed=spec["protocol"].get("seed", 0), inner_folds=spec.get("inner_folds", 5),
-                   inner_metric=spec.get("inner_metric", "accuracy"), n_jobs=1)
+    row = run_cell(bags, folds, spec["method"], spec["settings"], experiment=spec["experiment"],
+                   dataset=spec["dataset"], repeat=spec["repeat"], fold=spec["fold"])
     out = {"cpu": time.process_time() - t0, "wall": time.perf_counter() - w0, "fixed": fixed,
            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
            "accuracy": float(row["accuracy"].iloc[0]), "fallback": used,
@@ -141,14 +146,19 @@ def child(spec_json):
 
 
 # ------------------------------------------------------------------------------ parent side
+BUILT = {}   # data set -> its Parquet store under --bags (chain-built data sets)
+
+
 def job_spec(cfg, job):
+    from milbench.runner import experiment_settings
+
     exp, ds, m, r, f = job
     e = cfg["experiments"][exp]
     return {"experiment": exp, "dataset": ds, "method": {"selector": m["selector"],
                                                           "classifier": m["classifier"]},
-            "repeat": r, "fold": f, "protocol": e["protocol"], "scale": e.get("scale", "minmax"),
-            "inner_folds": e.get("inner_folds", 5), "inner_metric": e.get("inner_metric",
-                                                                          "accuracy")}
+            "repeat": r, "fold": f, "protocol": e["protocol"],
+            "settings": experiment_settings(e), "bags": BUILT.get(ds),
+            "inner_folds": e.get("inner_folds", 5)}
 
 
 # Iteration counts a scaled-down run lowers, with the value used; cost taken as linear in them.
@@ -280,6 +290,10 @@ def main():
     ap.add_argument("--cores", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--configs", nargs="*", help="config stems (default: all config/paper/*.yaml)")
+    ap.add_argument("--bags", default=str(REPO / "results" / "bags"),
+                    help="Parquet stores of chain-built data sets (results/bags of a run)")
+    ap.add_argument("--cell-overhead", type=float, default=0.05,
+                    help="workflow CPU seconds per cell beyond the fit (bench_overhead.py)")
     ap.add_argument("--child")
     a = ap.parse_args()
     if a.child:
@@ -292,19 +306,24 @@ def main():
         paths = [p for p in paths if p.stem in a.configs]
     from milbench.sources import load_manifest
 
-    loadable = set(load_manifest())  # what milbench.sources.load_dataset can read directly
+    loadable = {n for n, v in load_manifest().items() if v["format"] != "archive"}
+    BUILT.update({p.name: str(p) for p in Path(a.bags).glob("*") if (p / "meta.json").exists()})
     rows, eff_job = [], None
     for path in paths:
         cfg = yaml.safe_load(path.read_text())
-        all_jobs, other = config_jobs(cfg)
-        jobs = [j for j in all_jobs if j[1] in loadable]
-        missing = sorted({j[1] for j in all_jobs} - loadable)
-        print(f"\n== {path.name}: {len(all_jobs):,} run_fold jobs (+{other} other jobs) ==")
+        all_jobs, n_methods, other = config_jobs(cfg)
+        jobs = [j for j in all_jobs if j[1] in loadable or j[1] in BUILT]
+        missing = sorted({j[1] for j in all_jobs} - loadable - set(BUILT))
+        print(f"\n== {path.name}: {len(all_jobs):,} cells in {n_methods:,} method jobs "
+              f"(+{other} other jobs) ==")
+        if BUILT.keys() & {j[1] for j in all_jobs}:
+            print("  chain-built data sets read from " + ", ".join(
+                sorted(BUILT[d] for d in BUILT.keys() & {j[1] for j in all_jobs})))
         if missing:
-            print(f"  {len(all_jobs) - len(jobs):,} jobs on {', '.join(missing)}: no direct loader "
-                  f"(built by the workflow's data rules), not timed")
+            print(f"  {len(all_jobs) - len(jobs):,} cells on {', '.join(missing)}: not built under "
+                  f"--bags {a.bags}, not timed")
         if not jobs:
-            rows.append((path.stem, len(all_jobs), other, 0, None, None, None,
+            rows.append((path.stem, len(all_jobs), n_methods, 0, None, None, None,
                          [f"no loader for {', '.join(missing)}"]))
             continue
         kind, groups = strata(jobs)
@@ -357,13 +376,13 @@ def main():
             else:
                 lower = True  # a stratum with no estimate contributes nothing
         if not n_done:
-            rows.append((path.stem, len(jobs), other, 0, None, None, None, failed[:1]))
+            rows.append((path.stem, len(jobs), n_methods, 0, None, None, None, failed[:1]))
             continue
         fixed = statistics.mean(fixed_all) if fixed_all else 0.0
-        total_cpu += len(jobs) * fixed
+        total_cpu += n_methods * fixed + len(all_jobs) * a.cell_overhead
         peak = max(peaks) if peaks else (float("nan"), "-")
         lower |= len(jobs) < len(all_jobs)
-        rows.append((path.stem, len(all_jobs), other, n_done, total_cpu, peak, lower, fixed))
+        rows.append((path.stem, len(all_jobs), n_methods, n_done, total_cpu, peak, lower, fixed))
 
     e, eff_detail = None, None
     if eff_job is not None:
@@ -375,22 +394,23 @@ def main():
         eff_note = (f"{short(eff_job[1])}: alone {eff_detail[0]:.1f} s, two at once "
                     f"{eff_detail[1]:.1f} s -> e = {e:.2f}")
     print(f"\nparallel efficiency (1 vs 2 processes on this machine): {eff_note}")
-    print(f"\n{'config':<8} {'run_fold':>9} {'other':>6} {'n':>3} {'est. total CPU':>15} "
+    print(f"\n{'config':<8} {'cells':>9} {'methods':>7} {'n':>3} {'est. total CPU':>15} "
           f"{'wall @' + str(a.cores) + ' cores':>15} {'peak MB':>8}  largest sampled job")
     for row in rows:
-        stem, nj, other, n = row[:4]
+        stem, nj, n_methods, n = row[:4]
         if row[4] is None:
-            print(f"{stem:<8} {nj:9,d} {other:6d} {0:3d}  no job could be run: "
+            print(f"{stem:<8} {nj:9,d} {n_methods:7,d} {0:3d}  no cell could be run: "
                   f"{(row[7] or ['?'])[0]}")
             continue
         total, peak, lower, fixed = row[4:]
         ge = ">=" if lower else ""
         wall = total / (a.cores * e)
-        print(f"{stem:<8} {nj:9,d} {other:6d} {n:3d} {ge + fmt_h(total):>15} "
+        print(f"{stem:<8} {nj:9,d} {n_methods:7,d} {n:3d} {ge + fmt_h(total):>15} "
               f"{ge + fmt_h(wall):>15} {peak[0]:8.0f}  {peak[1]}")
-    print("(total CPU = sum over strata of jobs x mean sampled CPU, + jobs x the per-process fixed "
-          "cost; '>=' : a sampled run hit --timeout even scaled down, or a stratum could not be "
-          "run, so the total is a lower bound)")
+    print(f"(total CPU = sum over strata of cells x mean sampled CPU, + method jobs x the "
+          f"per-process fixed cost, + cells x {a.cell_overhead} s workflow overhead; '>=' : a "
+          "sampled run hit --timeout even scaled down, or a stratum could not be run, so the "
+          "total is a lower bound)")
 
 
 if __name__ == "__main__":

@@ -73,6 +73,9 @@ def test_outputs(finished_run):
     assert (wd / "results/tiny/coverage/relieff_top5_musk1.png").exists()
     assert (wd / "results/bags/musk1/instances.parquet").exists()
     assert (wd / "results/tiny/folds/musk1.parquet").exists()
+    # PCA's fit is shared by MILR and MI-Simple: one fold stage, read by both method jobs
+    stage = pd.read_parquet(next((wd / "results/tiny/stages/musk1").glob("pca.*.parquet")))
+    assert sorted(zip(stage.repeat, stage.fold)) == [(0, 0), (0, 1)]
 
 
 TIMING = ["fit_seconds", "fit_cpu_seconds", "predict_seconds"]

@@ -157,19 +157,29 @@ def _fitted_pipeline(est):
     return est.best_estimator_ if hasattr(est, "best_estimator_") else est
 
 
+def dataset_views(bags):
+    """The view sizes a multi-view selector gets (None for a single-view dataset)."""
+    return [b - a for a, b in bags.views.values()] if len(bags.views) > 1 else None
+
+
 def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, fold,
-             seed=0, inner_folds=5, inner_metric="accuracy", n_jobs=1, transductive=False):
+             seed=0, inner_folds=5, inner_metric="accuracy", n_jobs=1, transductive=False,
+             stage=None):
     """Fit on the training bags of one fold, score the test bags; returns a one-row DataFrame.
 
-    ``transductive``: the fit also sees every other bag of ``bags`` without labels."""
+    ``transductive``: the fit also sees every other bag of ``bags`` without labels.
+    ``stage``: the selector's stored fold stage (:mod:`milbench.stages`) for this fold; it must
+    serve the selector's fit on the outer training bags (an error otherwise)."""
     from sklearn.metrics import accuracy_score, roc_auc_score
 
+    from . import stages
     from .folds import split
 
     tr, te, ratio = split(folds, repeat, fold, bags.bag_ids)
     train, test = bags.subset(tr), bags.subset(te)
-    views = [b - a for a, b in bags.views.values()] if len(bags.views) > 1 else None
-    with tempfile.TemporaryDirectory(prefix="milbench-cache-") as cache:
+    views = dataset_views(bags)
+    with (tempfile.TemporaryDirectory(prefix="milbench-cache-") as cache,
+          stages.provided(*([stage] if stage is not None else []), require_use=True)):
         est = build_estimator(scale, method["selector"], method["classifier"], seed=seed + repeat,
                               inner_folds=inner_folds, inner_metric=inner_metric, n_jobs=n_jobs,
                               views=views, memory=cache if caches_selector_fits(

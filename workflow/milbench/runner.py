@@ -56,14 +56,41 @@ def experiment_settings(exp):
     return settings
 
 
-def run_cell(bags, folds, method, settings, *, experiment, dataset, repeat, fold, n_jobs=1):
-    """One (repeat, fold) cell of a method: the one-row DataFrame of :func:`run_fold`."""
+def run_cell(bags, folds, method, settings, *, experiment, dataset, repeat, fold, n_jobs=1,
+             stage=None):
+    """One (repeat, fold) cell of a method: the one-row DataFrame of :func:`run_fold`
+    (``stage``: the selector's stored fold stage for this cell, or None)."""
     return run_fold(bags, folds, method, experiment=experiment, dataset=dataset,
                     scale=settings.get("scale", "minmax"), repeat=repeat, fold=fold,
                     seed=settings["protocol"].get("seed", 0),
                     inner_folds=settings.get("inner_folds", 5),
                     inner_metric=settings.get("inner_metric", "accuracy"), n_jobs=n_jobs,
-                    transductive=settings.get("transductive", False))
+                    transductive=settings.get("transductive", False), stage=stage)
+
+
+def fit_stage_cell(bags, folds, selector, settings, cell):
+    """The fold stage (:mod:`milbench.stages`) of ``selector`` on one cell's scaled training
+    bags, seeded as the cell's selector is (seed + repeat)."""
+    from . import stages
+    from .folds import split
+    from .pipeline import dataset_views
+
+    tr, _, _ = split(folds, cell[0], cell[1], bags.bag_ids)
+    train = stages.scale_bags(bags.subset(tr), settings.get("scale", "minmax"))
+    return stages.fit_stage(train, train.labels, selector,
+                            random_state=settings["protocol"].get("seed", 0) + cell[0],
+                            views=dataset_views(bags))
+
+
+def run_stage(bags, folds, selector, settings, *, experiment, dataset, cells, threads=1,
+              log=None):
+    """The fold stage of a selector for every cell -> its Parquet-ready frame (one row a cell)."""
+    from . import stages
+    from .pipeline import label
+    what = f"{experiment}/{dataset} stage of {label(selector)}"
+    states = map_cells(fit_stage_cell, (bags, folds, selector, settings), list(cells),
+                       threads=threads, what=what, log=log)
+    return stages.stage_to_frame(states)
 
 
 _JOB = {}   # what every worker of a method job reads (set before the fork)
@@ -127,17 +154,19 @@ def map_cells(fn, args, cells, *, threads=1, cell_threads=1, what="", log=None, 
     return out
 
 
-def _method_cell(bags, folds, method, settings, cell, *, experiment, dataset, n_jobs):
+def _method_cell(bags, folds, method, settings, stages, cell, *, experiment, dataset, n_jobs):
     return run_cell(bags, folds, method, settings, experiment=experiment, dataset=dataset,
-                    repeat=cell[0], fold=cell[1], n_jobs=n_jobs)
+                    repeat=cell[0], fold=cell[1], n_jobs=n_jobs,
+                    stage=None if stages is None else stages[cell])
 
 
 def run_method(bags, folds, method, settings, *, experiment, dataset, cells, threads=1,
-               cell_threads=1, log=None):
-    """Every cell of one method -> its rows, ordered by (repeat, fold) whatever the threads."""
+               cell_threads=1, stages=None, log=None):
+    """Every cell of one method -> its rows, ordered by (repeat, fold) whatever the threads.
+    ``stages``: {(repeat, fold): state} of the selector's stored fold stage, or None."""
     from .pipeline import label
     what = f"{experiment}/{dataset} {label(method['selector'])} + {label(method['classifier'])}"
-    rows = map_cells(_method_cell, (bags, folds, method, settings), list(cells),
+    rows = map_cells(_method_cell, (bags, folds, method, settings, stages), list(cells),
                      threads=threads, cell_threads=cell_threads, what=what, log=log,
                      experiment=experiment, dataset=dataset, n_jobs=cell_threads)
     return pd.concat([rows[c] for c in sorted(rows)], ignore_index=True)

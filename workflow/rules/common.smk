@@ -1,6 +1,7 @@
 # Input functions and config expansion shared by every rule (Snakemake catalog layout).
 import copy
 import functools
+from collections import Counter
 import re
 import hashlib
 import sys
@@ -15,6 +16,7 @@ from milbench.folds import fold_keys
 from milbench.pipeline import expand_methods
 from milbench.registry import CLASSIFIERS, SELECTORS
 from milbench.runner import experiment_settings
+from milbench.stages import stage_id, stage_spec
 from milbench.sources import load_manifest
 
 MANIFEST = load_manifest()
@@ -27,6 +29,23 @@ METHODS = {
     exp: {(m["selector_id"], m["classifier_id"]): m for m in expand_methods(cfg)}
     for exp, cfg in EXPERIMENTS.items()
 }
+
+
+
+def _stages(methods):
+    """{method key: stage id} for the methods whose selector has a fold stage (milbench.stages)
+    that at least two methods share, and {stage id: stage spec}: a stage is a job of its own
+    only where it saves a fit."""
+    specs = {key: stage_spec(m["selector"]) for key, m in methods.items()}
+    ids = {key: stage_id(s) for key, s in specs.items() if s is not None}
+    shared = {i for i, n in Counter(ids.values()).items() if n > 1}
+    return ({key: i for key, i in ids.items() if i in shared},
+            {ids[key]: specs[key] for key in ids if ids[key] in shared})
+
+
+METHOD_STAGE, STAGE_SPECS = {}, {}
+for _exp in EXPERIMENTS:
+    METHOD_STAGE[_exp], STAGE_SPECS[_exp] = _stages(METHODS[_exp])
 
 clash = set(BUILTIN) & set(USER)
 if clash:
@@ -70,6 +89,16 @@ def run_method(wildcards):
     return METHODS[wildcards.experiment][(wildcards.selector, wildcards.classifier)]
 
 
+def method_stage(wildcards):
+    """The stored fold stage a method reads (its selector's shared state), if any."""
+    sid = METHOD_STAGE[wildcards.experiment].get((wildcards.selector, wildcards.classifier))
+    return [] if sid is None else [f"results/{wildcards.experiment}/stages/{wildcards.dataset}/{sid}.parquet"]
+
+
+def stage_selector(wildcards):
+    return STAGE_SPECS[wildcards.experiment][wildcards.stage]
+
+
 def run_settings(wildcards):
     return experiment_settings(EXPERIMENTS[wildcards.experiment])
 
@@ -95,7 +124,7 @@ def method_runtime(wildcards, threads):
 
 
 CORE_MODULES = ("bags.py", "base.py", "pipeline.py", "preprocessing.py", "folds.py", "store.py",
-                "runner.py")
+                "runner.py", "stages.py")
 CORE_PATHS = tuple(str(LIB / c) for c in CORE_MODULES)
 
 
@@ -116,6 +145,12 @@ def code_version(wildcards):
     return _module_hash(*CORE_PATHS,
                         SELECTORS[m["selector"]["name"]].split(":")[0],
                         CLASSIFIERS[m["classifier"]["name"]].split(":")[0])
+
+
+def stage_code(wildcards):
+    """Rerun trigger of a fold stage: the core modules and its selector's module."""
+    return _module_hash(*CORE_PATHS,
+                        SELECTORS[stage_selector(wildcards)["name"]].split(":")[0])
 
 
 def all_targets():

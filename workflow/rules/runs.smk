@@ -1,5 +1,33 @@
 # One job per experiment × dataset × selector × classifier (a method): it runs every
 # (repeat, fold) cell of the method in one process, the cells spread over its threads.
+# A selector state that several methods share (ReliefF-MI weights, rankings, PCA, ...) is a
+# fold stage: computed once per (experiment, dataset, stage, repeat, fold) and read by them.
+
+
+rule fold_stage:
+    """A selector's classifier-independent state on every fold's scaled training bags."""
+    input:
+        bags=lambda wc: bags_of(wc.dataset),
+        folds="results/{experiment}/folds/{dataset}.parquet",
+    output:
+        "results/{experiment}/stages/{dataset}/{stage}.parquet",
+    params:
+        selector=stage_selector,
+        experiment_cfg=run_settings,
+        cells=lambda wc: fold_keys(EXPERIMENTS[wc.experiment]["protocol"]),
+        code=stage_code,
+    threads: method_threads
+    conda:
+        "../../envs/milbench.yaml"
+    log:
+        "results/logs/{experiment}/stages/{dataset}/{stage}.log",
+    benchmark:
+        "results/benchmarks/{experiment}/stages/{dataset}/{stage}.tsv"
+    resources:
+        mem_mb=lambda wc, threads: 1000 + 1000 * threads,
+        runtime=method_runtime,
+    script:
+        "../scripts/fold_stage.py"
 
 
 rule run_method:
@@ -7,6 +35,7 @@ rule run_method:
     input:
         bags=lambda wc: bags_of(wc.dataset),
         folds="results/{experiment}/folds/{dataset}.parquet",
+        stage=method_stage,
     output:
         "results/{experiment}/runs/{dataset}/{selector}/{classifier}.parquet",
     params:

@@ -5,14 +5,17 @@ import pandas as pd
 from milbench.runlog import setup
 
 from milbench.runner import run_method
+from milbench.stages import frame_to_stages
 from milbench.store import read_bags
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 wc, p = snakemake.wildcards, snakemake.params
+stage = snakemake.input.stage
 rows = run_method(read_bags(Path(snakemake.input.bags[0]).parent),
                   pd.read_parquet(snakemake.input.folds), p.method, p.experiment_cfg,
                   experiment=wc.experiment, dataset=wc.dataset, cells=[tuple(c) for c in p.cells],
-                  threads=snakemake.threads, cell_threads=p.cell_threads, log=log)
+                  threads=snakemake.threads, cell_threads=p.cell_threads, log=log,
+                  stages=frame_to_stages(pd.read_parquet(stage[0])) if stage else None)
 rows.to_parquet(snakemake.output[0], index=False)
 log.info("%d cells: accuracy %.4f, auroc %.4f, fit %.1f s CPU in all", len(rows),
          rows.accuracy.mean(), rows.auroc.mean(), rows.fit_cpu_seconds.sum())

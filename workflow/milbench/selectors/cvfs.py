@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import stages
 from ..base import n_from_fraction
 from .view_baselines import ViewSelector, minmax_scale
 
@@ -149,20 +150,31 @@ class CVFS(ViewSelector):
         self.view = view
         self.views = views
 
-    def _fit(self, bags, y):
+    def _stage_state(self, bags, y, ranges=None):
+        """Fold stage (milbench.stages): φ(s) of every view (default: all views), computed per
+        view (representatives are found per view); m, r, max_iter, view act downstream."""
         from ..bags import stack
 
+        X, offsets = stack(bags)
+        X = minmax_scale(X)
+        phi = np.zeros(self.n_features_in_)
+        for a, b in (self.view_ranges_ if ranges is None else ranges):
+            phi[a:b] = feature_scores(X[:, a:b], offsets, y)
+        return {"scores": phi}
+
+    def _fit(self, bags, y):
         r = float(self.r)
         if r >= 1:
             raise ValueError(f"r must be < 1 (the paper uses r ≤ −1), got {r}")
-        X, offsets = stack(bags)
-        X = minmax_scale(X)
         allowed = self._restricted_views()
         names = [self.view_names_[k] for k in allowed]
         ranges = [self.view_ranges_[k] for k in allowed]
+        state = stages.lookup(self, bags, y)
+        if state is None:
+            state = self._stage_state(bags, y, ranges)
         phi = np.zeros(self.n_features_in_)
-        for a, b in ranges:                         # representatives are found per view
-            phi[a:b] = feature_scores(X[:, a:b], offsets, y)
+        for a, b in ranges:
+            phi[a:b] = state["scores"][a:b]
         self.scores_ = phi
         cols = np.concatenate([np.arange(a, b) for a, b in ranges])
         view_of = np.concatenate([np.full(b - a, k) for k, (a, b) in enumerate(ranges)])

@@ -53,6 +53,7 @@ from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 from sklearn.utils import check_random_state
 
+from .. import stages
 from ..bags import stack
 from ..base import FeatureSubsetTransformer
 from .relieff import ReliefFMI
@@ -228,6 +229,9 @@ class HyDRMI(FeatureSubsetTransformer):
     n_seeds : independent GA runs; combine : "majority" | "best".
     n_jobs : joblib workers for fitness evaluations (None = 1).
     random_state : seeds ReliefF-MI sampling, inner folds, GA runs and the classifier.
+
+    Fold stage (milbench.stages): the ReliefF-MI weights of step 1 (metric, k, m,
+    instance_metric and the derived sampling seed); everything else is downstream.
     """
 
     def __init__(self, classifier=None, metric="adapted", k=80, m=180, percent=0.5,
@@ -270,14 +274,34 @@ class HyDRMI(FeatureSubsetTransformer):
             clf.set_params(random_state=seed)
         return clf
 
+    def _seeds(self):
+        """Seeds of the classifier, ReliefF-MI sampling, inner folds and each GA run."""
+        rs = check_random_state(self.random_state)
+        return rs.randint(np.iinfo(np.int32).max, size=3 + int(self.n_seeds))
+
+    def _relieff(self, seed):
+        return ReliefFMI(self.metric, self.k, self.m, self.percent, self.instance_metric,
+                         random_state=seed)
+
+    # fold stage (milbench.stages): the ReliefF-MI weighting (§3.1), classifier-independent
+    def _stage_random_state(self):
+        return int(self._seeds()[1])
+
+    def _stage_state(self, bags, y):
+        return self._relieff(self._stage_random_state())._stage_state(bags, y)
+
     def _fit(self, bags, y):
         if self.combine not in COMBINE:
             raise ValueError(f"combine must be one of {COMBINE}, got {self.combine!r}")
-        rs = check_random_state(self.random_state)
-        seeds = rs.randint(np.iinfo(np.int32).max, size=3 + int(self.n_seeds))
+        seeds = self._seeds()
         clf = self._make_classifier(int(seeds[0]))
-        self.relieff_ = ReliefFMI(self.metric, self.k, self.m, self.percent,
-                                  self.instance_metric, random_state=int(seeds[1])).fit(bags, y)
+        self.relieff_ = self._relieff(int(seeds[1]))
+        state = stages.lookup(self, bags, y)          # a fold stage of the ReliefF-MI step
+        if state is None:
+            self.relieff_.fit(bags, y)
+        else:
+            self.relieff_.n_features_in_ = bags[0].shape[1]
+            self.relieff_._fit_stage_state(state)
         filt = np.asarray(self.relieff_.support_)
         X, offsets = stack(bags)
         Xf = np.ascontiguousarray(np.asarray(X, dtype=float)[:, filt])

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from .. import stages
 from ..bags import stack
 from ..base import MILTransformer
 
@@ -26,15 +27,26 @@ class BagLDA(MILTransformer):
         self.shrinkage = shrinkage
         self.tol = tol
 
-    def _fit(self, bags, y01):
-        from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    def _stage_state(self, bags, y01):
+        """Fold stage (milbench.stages): the fitted discriminant's attributes."""
         X, offsets = stack(bags)
         yi = np.repeat(y01, np.diff(offsets))
-        self.lda_ = LinearDiscriminantAnalysis(solver=self.solver, shrinkage=self.shrinkage,
-                                               tol=self.tol, n_components=1)
+        lda = self._make_lda()
         with warnings.catch_warnings():  # constant columns (87 in the Corel sets) are expected
             warnings.filterwarnings("ignore", message="Variables are collinear")
-            self.lda_.fit(X, yi)
+            lda.fit(X, yi)
+        return stages.pack_attributes(lda, "lda.")
+
+    def _make_lda(self):
+        from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+        return LinearDiscriminantAnalysis(solver=self.solver, shrinkage=self.shrinkage,
+                                          tol=self.tol, n_components=1)
+
+    def _fit(self, bags, y01):
+        state = stages.lookup(self, bags, y01)
+        if state is None:
+            state = self._stage_state(bags, y01)
+        self.lda_ = stages.unpack_attributes(self._make_lda(), state, "lda.")
         self.n_components_ = 1
         self.diagnostics_ = {"n_components": 1}
 

@@ -3,21 +3,59 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import stages
 from ..base import MILTransformer, n_from_fraction
 
 
+def truncated_pca(state, k, random_state=None):
+    """A fitted ``PCA(k, svd_solver="full")`` from a full-SVD state: the same attributes as a
+    k-component fit (its SVD is the full one, sliced; signs are flipped per component)."""
+    from sklearn.decomposition import PCA
+
+    def head(a):        # as sklearn: a copy of the first k, memory layout kept
+        return np.array(a[:k], copy=True)
+
+    ev = state["explained_variance"]
+    n, d = int(state["n_samples"][0]), len(state["mean"])
+    p = PCA(n_components=k, svd_solver="full", random_state=random_state)
+    p._fit_svd_solver = "full"
+    p.n_features_in_ = d
+    p.mean_ = np.array(state["mean"], copy=True)
+    p.noise_variance_ = np.mean(ev[k:]) if k < min(n, d) else 0.0
+    p.n_samples_ = n
+    p.n_components_ = k
+    p.components_ = head(state["components"])
+    p.explained_variance_ = head(ev)
+    p.explained_variance_ratio_ = head(state["explained_variance_ratio"])
+    p.singular_values_ = head(state["singular_values"])
+    return p
+
+
 class BagPCA(MILTransformer):
-    """PCA fitted on the stacked training instances; ``dims`` is a fraction of D or a count."""
+    """PCA fitted on the stacked training instances; ``dims`` is a fraction of D or a count.
+    Fold stage (milbench.stages): the full SVD; ``dims`` only truncates it."""
 
     def __init__(self, dims=0.3, random_state=None):
         self.dims = dims
         self.random_state = random_state
 
-    def _fit(self, bags, y):
+    def _stage_state(self, bags, y):
         from sklearn.decomposition import PCA
         X = np.concatenate(bags)
-        k = min(n_from_fraction(self.dims, X.shape[1]), X.shape[0])
-        self.pca_ = PCA(n_components=k, svd_solver="full", random_state=self.random_state).fit(X)
+        full = PCA(svd_solver="full").fit(X)
+        return {"mean": full.mean_, "components": full.components_,
+                "explained_variance": full.explained_variance_,
+                "explained_variance_ratio": full.explained_variance_ratio_,
+                "singular_values": full.singular_values_,
+                "n_samples": np.array([X.shape[0]], dtype=np.int64)}
+
+    def _fit(self, bags, y):
+        state = stages.lookup(self, bags, y)
+        if state is None:
+            state = self._stage_state(bags, y)
+        n, d = int(state["n_samples"][0]), len(state["mean"])
+        k = min(n_from_fraction(self.dims, d), n)
+        self.pca_ = truncated_pca(state, k, self.random_state)
         self.n_components_ = k
 
     def _transform_instances(self, X):

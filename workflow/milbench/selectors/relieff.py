@@ -54,6 +54,7 @@ import numpy as np
 from scipy.spatial.distance import cdist
 from sklearn.utils import check_random_state
 
+from .. import stages
 from ..bags import stack
 from ..base import FeatureSubsetTransformer, n_from_fraction
 
@@ -323,6 +324,7 @@ class ReliefFMI(FeatureSubsetTransformer):
     bags, paper 180; both capped by the data), percent (fraction or count of features kept;
     None = W > 0), instance_metric ('manhattan' as in the paper, or 'euclidean'),
     random_state (bag sampling when m < #bags), block_size (elements per distance block).
+    Fold stage (milbench.stages): W and the sampling diagnostics; ``percent`` is downstream.
     """
 
     def __init__(self, metric="adapted", k=80, m=180, percent=0.5, instance_metric="manhattan",
@@ -339,8 +341,22 @@ class ReliefFMI(FeatureSubsetTransformer):
         if self.instance_metric not in INSTANCE_METRICS:
             raise ValueError(f"instance_metric must be one of {INSTANCE_METRICS}, "
                              f"got {self.instance_metric!r}")
+        state = stages.lookup(self, bags, y)
+        self._fit_stage_state(self._stage_state(bags, y) if state is None else state)
+
+    # fold stage (milbench.stages): W and the sampling diagnostics do not depend on percent
+    def _stage_random_state(self):
+        return self.random_state
+
+    def _stage_state(self, bags, y):
         W, det = relieff_mi_weights(bags, y, self.metric, self.k, self.m, self.instance_metric,
                                     self.random_state, self.block_size, return_details=True)
+        return {"weights": W,
+                "sampling": np.array([len(det["sample"]), np.mean(det["k_hit"]),
+                                      np.mean(det["k_miss"])], dtype=np.float64)}
+
+    def _fit_stage_state(self, state):
+        W, (m_used, k_hit, k_miss) = state["weights"], state["sampling"]
         d = len(W)
         order = np.argsort(-W, kind="stable")
         ranking = np.empty(d, dtype=np.int64)
@@ -353,8 +369,9 @@ class ReliefFMI(FeatureSubsetTransformer):
         self.ranking_ = ranking
         self.support_ = order[:n_keep]
         self.n_features_selected_ = int(n_keep)
-        self.diagnostics_ = {"relieff_m": int(len(det["sample"])),
-                             "relieff_k_hit_mean": float(np.mean(det["k_hit"])),
-                             "relieff_k_miss_mean": float(np.mean(det["k_miss"])),
+        self.diagnostics_ = {"relieff_m": int(m_used),
+                             "relieff_k_hit_mean": float(k_hit),
+                             "relieff_k_miss_mean": float(k_miss),
                              "relieff_n_selected": int(n_keep),
                              "relieff_n_positive_weights": int((W > 0).sum())}
+        return self

@@ -39,6 +39,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from .. import stages
 from ..bags import Bags, check_bags
 from ..base import FeatureSubsetTransformer, MILClassifier, n_from_fraction
 
@@ -287,8 +288,13 @@ class _ScoreViewSelector(ViewSelector):
         sel = np.concatenate(parts)
         return sel[np.argsort(-scores[sel], kind="stable")]
 
+    def _stage_state(self, bags, y):
+        """Fold stage (milbench.stages): scores of all columns, whatever m / strategy / views."""
+        return {"scores": np.asarray(self._scores(bags, y), float)}
+
     def _fit(self, bags, y):
-        self.scores_ = np.asarray(self._scores(bags, y), float)
+        state = stages.lookup(self, bags, y)
+        self.scores_ = (self._stage_state(bags, y) if state is None else state)["scores"]
         self.support_ = self._allocate(self.scores_)
         self.diagnostics_ = {f"n_selected_{n}": 0 for n in self.view_names_}
         owner = self._view_of()
