@@ -69,6 +69,12 @@ def bags_of(dataset):
     return [f"results/bags/{dataset}/{f}" for f in ("instances.parquet", "bags.parquet", "meta.json")]
 
 
+def bag_store(wildcards):
+    """A data set's Parquet store as one input file: its meta.json stands for the folder (the
+    store is written whole and swapped in at once), a third of the DAG lookups of bags_of."""
+    return f"results/bags/{wildcards.dataset}/meta.json"
+
+
 def run_files(exp):
     """One file per method (dataset × selector × classifier), holding all its cells' rows."""
     cfg = EXPERIMENTS[exp]

@@ -7,7 +7,7 @@
 rule fold_stage:
     """A selector's classifier-independent state on every fold's scaled training bags."""
     input:
-        bags=lambda wc: bags_of(wc.dataset),
+        bags=bag_store,
         folds="results/{experiment}/folds/{dataset}.parquet",
     output:
         "results/{experiment}/stages/{dataset}/{stage}.parquet",
@@ -33,7 +33,7 @@ rule fold_stage:
 rule run_method:
     """Fit scale -> select -> classify on every fold's training bags, score its test bags."""
     input:
-        bags=lambda wc: bags_of(wc.dataset),
+        bags=bag_store,
         folds="results/{experiment}/folds/{dataset}.parquet",
         stage=method_stage,
     output:

@@ -9,7 +9,7 @@ from milbench.store import read_bags
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 wc, p = snakemake.wildcards, snakemake.params
-frame = run_stage(read_bags(Path(snakemake.input.bags[0]).parent),
+frame = run_stage(read_bags(Path(snakemake.input.bags).parent),
                   pd.read_parquet(snakemake.input.folds), p.selector, p.experiment_cfg,
                   experiment=wc.experiment, dataset=wc.dataset, cells=[tuple(c) for c in p.cells],
                   threads=snakemake.threads, log=log)

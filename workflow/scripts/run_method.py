@@ -11,7 +11,7 @@ from milbench.store import read_bags
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 wc, p = snakemake.wildcards, snakemake.params
 stage = snakemake.input.stage
-rows = run_method(read_bags(Path(snakemake.input.bags[0]).parent),
+rows = run_method(read_bags(Path(snakemake.input.bags).parent),
                   pd.read_parquet(snakemake.input.folds), p.method, p.experiment_cfg,
                   experiment=wc.experiment, dataset=wc.dataset, cells=[tuple(c) for c in p.cells],
                   threads=snakemake.threads, cell_threads=p.cell_threads, log=log,
