@@ -133,3 +133,34 @@ def test_sklearn_contract_and_determinism():
     assert res["test_accuracy"].mean() > 0.7
     gs = GridSearchCV(est, {"references": [1, 2], "citers": [2, 4]}, cv=cv).fit(bags, y)
     assert gs.best_params_["citers"] in (2, 4)
+
+
+@pytest.fixture
+def fresh_cache(monkeypatch):
+    """An empty table cache in place of the process-wide one."""
+    import milbench.distances as distances
+    from milbench.kernel_cache import ArrayCache
+    cache = ArrayCache()
+    monkeypatch.setattr(distances, "CACHE", cache)
+    return cache
+
+
+@pytest.mark.parametrize("metric", ["min", "avg"])
+def test_grid_shares_distance_tables_and_matches_uncached(fresh_cache, metric):
+    from milbench.kernel_cache import disabled
+    bags, y = poisoned(n_bags=40, seed=5)
+    q, _ = poisoned(n_bags=15, seed=6)
+    grid = {"references": [1, 2, 3], "citers": [0, 2, 4]}
+    cv = StratifiedKFold(4, shuffle=True, random_state=0)
+    cached = GridSearchCV(CitationKNN(metric=metric), grid, cv=cv).fit(bags, y)
+    # per fold: train × train and validation × train, shared by the 9 candidates; + the refit
+    assert fresh_cache.misses == 2 * 4 + 1 and fresh_cache.hits == 2 * 4 * 8
+    with disabled(fresh_cache):
+        plain = GridSearchCV(CitationKNN(metric=metric), grid, cv=cv).fit(bags, y)
+    assert fresh_cache.misses == 9
+    np.testing.assert_array_equal(cached.cv_results_["mean_test_score"],
+                                  plain.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(cached.decision_function(q), plain.decision_function(q))
+    # refitting on the cached table (its diagonal is set on a copy) gives the same model
+    again = CitationKNN(metric=metric, **cached.best_params_).fit(bags, y)
+    np.testing.assert_array_equal(again.citer_radius_, cached.best_estimator_.citer_radius_)

@@ -284,3 +284,71 @@ def test_real_data_accuracy_near_paper(name, target, shared_data):
                                                                       train.labels)
         accs.append((m.predict(sc.transform(test)) == test.labels).mean())
     assert np.mean(accs) > target - 0.08
+
+
+# ----------------------------------------------------------------------------- kernel reuse
+@pytest.fixture
+def fresh_cache(monkeypatch):
+    """An empty kernel cache in place of the process-wide one."""
+    import milbench.classifiers.odm as odm_mod
+    from milbench.kernel_cache import ArrayCache
+    cache = ArrayCache()
+    monkeypatch.setattr(odm_mod, "CACHE", cache)
+    return cache
+
+
+@pytest.mark.parametrize("force", ["cap", "memory"])
+@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+def test_precomputed_kernel_matches_per_round_kernel(fresh_cache, monkeypatch, force, kernel):
+    import milbench.classifiers.miordm as mod
+    bags, y = synthetic_mil(11)
+    kw = dict(kernel=kernel, lam=64.0, gamma=0.1, random_state=0)   # γ unused by "linear"
+    pre = MIORDM(**kw).fit(bags, y)
+    assert len(fresh_cache) == 1                          # K([X; means]) computed once
+    if force == "cap":
+        monkeypatch.setattr(mod, "FULL_KERNEL_MAX_BYTES", 0)
+    else:                                                 # room for the blocks, not for K
+        N, n = sum(map(len, bags)), len(bags)
+        monkeypatch.setattr(mod, "memory_limit", lambda: 8 * (3 * n * n + N * n) + 100)
+    fresh_cache.clear()
+    per = MIORDM(**kw).fit(bags, y)
+    assert len(fresh_cache) == 0 and fresh_cache.misses == 0
+    assert pre.diagnostics_["rounds"] == per.diagnostics_["rounds"] > 1
+    np.testing.assert_array_equal(pre.rep_index_, per.rep_index_)
+    np.testing.assert_allclose(pre.history_, per.history_, rtol=1e-12)
+    test_bags, _ = synthetic_mil(111)
+    np.testing.assert_allclose(pre.decision_function(test_bags), per.decision_function(test_bags),
+                               rtol=0, atol=1e-12)
+
+
+def test_grid_candidates_share_one_kernel_per_fold(fresh_cache):
+    from milbench.kernel_cache import disabled
+    bags, y = synthetic_mil(12)
+    grid = {"lam": [4.0, 64.0], "theta": [0.6, 0.8]}
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    cached = GridSearchCV(MIORDM(random_state=0), grid, cv=cv).fit(bags, y)
+    assert (fresh_cache.misses, fresh_cache.hits) == (3 + 1, 3 * 3)  # per fold + refit
+    with disabled(fresh_cache):
+        plain = GridSearchCV(MIORDM(random_state=0), grid, cv=cv).fit(bags, y)
+    assert fresh_cache.misses == 4
+    np.testing.assert_array_equal(cached.cv_results_["mean_test_score"],
+                                  plain.cv_results_["mean_test_score"])
+    np.testing.assert_array_equal(cached.decision_function(bags), plain.decision_function(bags))
+
+
+def test_kernel_cache_is_keyed_by_content(fresh_cache):
+    from milbench.kernel_cache import disabled
+    bags, y = synthetic_mil(13)
+    first = MIORDM(random_state=0).fit(bags, y)
+    again = MIORDM(random_state=0).fit([b.copy() for b in bags], y)   # new arrays, same data
+    assert (fresh_cache.misses, fresh_cache.hits) == (1, 1)
+    np.testing.assert_array_equal(first.decision_function(bags), again.decision_function(bags))
+    changed = [b.copy() for b in bags]
+    changed[0][0, 0] += 1e-9                                          # one value differs
+    hit = MIORDM(random_state=0).fit(changed, y)
+    assert fresh_cache.misses == 2
+    with disabled(fresh_cache):
+        ref = MIORDM(random_state=0).fit(changed, y)
+    np.testing.assert_array_equal(hit.decision_function(bags), ref.decision_function(bags))
+    MIORDM(random_state=0, gamma=0.5).fit(bags, y)                    # γ is part of the key
+    assert fresh_cache.misses == 3

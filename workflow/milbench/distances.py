@@ -13,6 +13,10 @@ of whole bags are reduced at once); "max"/"avg" also an N_a × n_b per-instance 
 :func:`bag_distances` refuses inputs that exceed ``max_bytes`` -- by default the smaller of
 8 GiB and the memory this process may use (SLURM_MEM_PER_NODE, MemAvailable) -- with a clear
 error, instead of a bare numpy MemoryError or the OOM killer.
+
+:func:`cached_bag_distances` is the same table through the per-process
+:data:`milbench.kernel_cache.CACHE`: the candidates of an inner-CV grid over a bag-distance
+classifier's other parameters (Citation-kNN's R, C) share the tables of their fold.
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ import os
 import numpy as np
 
 from .bags import stack
+from .kernel_cache import CACHE, fingerprint
 
 METRICS = ("min", "max", "avg")
 DEFAULT_MAX_BYTES = 8 * 2**30
@@ -149,3 +154,11 @@ def bag_distances(bags_a, bags_b=None, metric="min", block_rows=4096, max_bytes=
     ab = np.add.reduceat(rowmin, offA[:-1], axis=0)
     ba = np.add.reduceat(colmin, offB[:-1], axis=0).T
     return (ab + ba) / (np.diff(offA)[:, None] + np.diff(offB)[None, :])
+
+
+def cached_bag_distances(bags_a, bags_b=None, metric="min"):
+    """:func:`bag_distances` (default blocks and bound) through the per-process cache, keyed by
+    the bags' contents (instances and offsets) and the metric; the result is read-only."""
+    key = ("hausdorff", metric, fingerprint(*stack(bags_a)),
+           None if bags_b is None else fingerprint(*stack(bags_b)))
+    return CACHE.get(key, lambda: bag_distances(bags_a, bags_b, metric))

@@ -103,6 +103,8 @@ def _init_worker(job):
 
 
 def _run_one(cell):
+    from .kernel_cache import CACHE
+    CACHE.clear()   # matrices of the previous cell's training bags: never reused by this one
     job = _JOB
     t0 = time.process_time()
     try:

@@ -2,7 +2,9 @@
 
 Bags are compared with the minimal Hausdorff distance h_min(A, B) = min_{a∈A, b∈B} ‖a − b‖
 (``metric="min"``; "max" / "avg" Hausdorff also accepted), computed for all bag pairs at once
-by :func:`milbench.distances.bag_distances`.  For a query bag b:
+by :func:`milbench.distances.bag_distances`, through the per-process table cache
+(:func:`~milbench.distances.cached_bag_distances`): the candidates of an inner-CV grid over R
+and C share the training and query tables of their fold.  For a query bag b:
 
 * references: the R training bags nearest to b;
 * citers: the training bags t that would count b among their C nearest neighbours, ranking b
@@ -21,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..base import MILClassifier
-from ..distances import METRICS, bag_distances
+from ..distances import METRICS, cached_bag_distances
 
 
 class CitationKNN(MILClassifier):
@@ -52,7 +54,7 @@ class CitationKNN(MILClassifier):
         self.train_bags_ = bags
         self.y_ = y01.astype(int)
         n = len(bags)
-        D = bag_distances(bags, metric=self.metric)
+        D = cached_bag_distances(bags, metric=self.metric).copy()   # the cached table is read-only
         np.fill_diagonal(D, np.inf)
         c = min(C, n - 1)
         # C-th smallest distance from each training bag to the other training bags
@@ -66,7 +68,7 @@ class CitationKNN(MILClassifier):
         return self._votes(bags)
 
     def _votes(self, bags):
-        D = bag_distances(bags, self.train_bags_, metric=self.metric)    # (n_query, n_train)
+        D = cached_bag_distances(bags, self.train_bags_, self.metric)    # (n_query, n_train)
         y = self.y_
         R = min(self.references, D.shape[1])
         if R > 0:

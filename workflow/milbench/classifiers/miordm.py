@@ -31,6 +31,17 @@ Departures / readings of the extraction:
   the same with keep="best" or a 10-round cap, within ±0.02 over 10 splits).
 * The extraction's Lagrangian (Eq. 19) repeats ξ in the β term — a typo; the dual (Eq. 27)
   used here is the one the issue/SPEC states and is re-derived in odm.py.
+
+Speed, not result: from the second round on the representatives R are training instances, so
+the kernel of Z = [X; bag means] (the means are round 1's R) is computed once per fit — once
+per training set in a process, shared by an inner-CV grid's candidates through
+:data:`milbench.kernel_cache.CACHE` — and every round indexes K(R, R) (Eq. 27) and K(X, R_sv)
+(Eq. 32) from it.  Above ``FULL_KERNEL_MAX_BYTES`` (32 MiB, N + n_bags ≤ 2048) or the memory
+left, those blocks are computed every round instead: the same model (to rounding; bit-identical
+on the five benchmarks).  The cap keeps an inner CV's five fold kernels and the refit's in the
+cache's 256 MiB (GridSearchCV runs every fold of a candidate before the next candidate, so a
+smaller cache would never hit); on musk2 (5177 rows) one full kernel costs more than a whole
+fit's per-round blocks (benchmarks/bench_miordm.py --cache).
 """
 from __future__ import annotations
 
@@ -39,8 +50,10 @@ import numpy as np
 from ..bags import stack
 from ..base import MILClassifier
 from ..distances import memory_limit
-from .odm import (check_odm_params, kernel_matrix, odm_c, primal_objective, resolve_gamma,
-                  solve_odm_dual, sq_norms)
+from .odm import (cached_kernel, check_odm_params, kernel_matrix, odm_c, primal_objective,
+                  resolve_gamma, solve_odm_dual, sq_norms)
+
+FULL_KERNEL_MAX_BYTES = 32 * 2**20   # cap on the kernel of all instances and bag means
 
 
 def segment_argmax(scores, offsets):
@@ -119,19 +132,32 @@ class MIORDM(MILClassifier):
         X, offsets = stack(bags)
         X = np.asarray(X, dtype=float)
         y = np.where(np.asarray(y01) > 0, 1.0, -1.0)
-        n = len(y)
-        need = 8 * (3 * n * n + len(X) * n)   # K, Q blocks and the instance-to-representative kernel
+        n, N = len(y), len(X)
+        need = 8 * (3 * n * n + N * n)   # K, Q blocks and the instance-to-representative kernel
         limit = memory_limit()
         if limit is not None and need > limit:
-            raise MemoryError(f"MIORDM: {n} bags and {len(X)} instances need {need / 2**30:.1f} GiB "
+            raise MemoryError(f"MIORDM: {n} bags and {N} instances need {need / 2**30:.1f} GiB "
                               f"of kernel matrices; {limit / 2**30:.1f} GiB available")
         self.gamma_ = resolve_gamma(self.gamma, X.shape[1])
-        x_norms = sq_norms(X)
         c = odm_c(n, self.lam, self.theta)
         yy = np.outer(y, y)
         rng = np.random.default_rng(self.random_state)
 
-        R = bag_means(X, offsets)                       # Eq. 13
+        Z = np.vstack([X, bag_means(X, offsets)])       # instances, then the Eq. 13 means
+        room = np.inf if limit is None else limit - need
+        if 8 * len(Z) ** 2 <= min(FULL_KERNEL_MAX_BYTES, room):
+            K = cached_kernel(Z, self.kernel, self.gamma_)
+
+            def gram(rows, cols):
+                return K[rows][:, cols]
+        else:
+            z_norms = sq_norms(Z)
+
+            def gram(rows, cols):
+                return kernel_matrix(Z[rows], Z[cols], self.kernel, self.gamma_, z_norms[rows],
+                                     z_norms[cols])
+
+        rows = N + np.arange(n)                         # rows of Z holding the representatives
         rep_idx = np.full(n, -1)
         seen = set()
         alpha = beta = None
@@ -140,8 +166,7 @@ class MIORDM(MILClassifier):
         best = (np.inf,)
         for _ in range(int(self.max_rounds)):
             rounds += 1
-            r_norms = sq_norms(R)
-            H = kernel_matrix(R, R, self.kernel, self.gamma_, r_norms, r_norms) * yy
+            H = gram(rows, rows) * yy
             res = solve_odm_dual(H, c, self.mu, self.theta, alpha, beta, tol=self.tol,
                                  max_sweeps=self.max_sweeps, random_state=rng,
                                  newton_every=self.newton_every)
@@ -149,8 +174,7 @@ class MIORDM(MILClassifier):
             total_sweeps += res.sweeps
             coef = y * res.u
             sv = np.flatnonzero(coef)
-            scores = (kernel_matrix(X, R[sv], self.kernel, self.gamma_, x_norms, r_norms[sv])
-                      @ coef[sv])
+            scores = gram(slice(N), rows[sv]) @ coef[sv]
             new_idx = segment_argmax(scores, offsets)   # Eq. 32
             # Eq. 8 (bag margins from the max instance score) at this round's w
             bag_margin = y * scores[new_idx]
@@ -160,14 +184,14 @@ class MIORDM(MILClassifier):
                             * (xi @ xi + self.mu * eps @ eps))
             history.append(mil_obj)
             if mil_obj < best[0] or self.keep == "last":
-                best = (mil_obj, R, rep_idx, alpha, beta, coef, H, res)
+                best = (mil_obj, rows, rep_idx, alpha, beta, coef, H, res)
             stop = representatives_stop(new_idx, rep_idx, seen, rounds, self.max_rounds)
             if stop:
                 break
-            rep_idx = new_idx
-            R = X[rep_idx]
+            rows = rep_idx = new_idx
 
-        mil_obj, R, rep_idx, alpha, beta, coef, H, res = best
+        mil_obj, rows, rep_idx, alpha, beta, coef, H, res = best
+        R = Z[rows]
         self.history_ = history
         self.representatives_ = R
         self.rep_index_ = rep_idx

@@ -43,6 +43,8 @@ from scipy.linalg.blas import daxpy
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 
+from ..kernel_cache import CACHE, fingerprint
+
 KERNELS = ("rbf", "linear")
 
 
@@ -78,6 +80,15 @@ def kernel_matrix(A, B, kernel="rbf", gamma=1.0, a_norms=None, b_norms=None):
     G *= -gamma
     np.exp(G, out=G)
     return G
+
+
+def cached_kernel(X, kernel="rbf", gamma=1.0):
+    """K(X, X) of :func:`kernel_matrix` through the per-process :data:`~milbench.kernel_cache.CACHE`
+    (read-only): the Gram matrix of Eq. 27 depends only on the data, the kernel and γ, so the
+    candidates of an inner-CV grid over λ, θ, μ share it."""
+    X = np.asarray(X, dtype=float)
+    return CACHE.get(("kernel", kernel, float(gamma), fingerprint(X)),
+                     lambda: kernel_matrix(X, X, kernel, gamma))
 
 
 def odm_c(n, lam, theta):

@@ -1,0 +1,90 @@
+"""Per-process cache of data-only matrices (instance kernels, bag-distance tables).
+
+An inner-CV grid refits a classifier once per candidate on the *same* training bags: MIORDM's
+instance kernel K(X, X) (miordm.txt Eq. 27 needs only its rows at the representatives) and
+Citation-kNN's Hausdorff tables depend on the data, the kernel / metric and γ, never on λ, θ, μ
+or R, C.  :data:`CACHE` keeps such matrices, least recently used first out, within a byte
+bound, keyed by :func:`fingerprint` — shape, dtype and a blake2b hash of the bytes, so equal
+data in a new array hits and data differing in one value misses (never ``id()``).
+
+Entries are returned read-only; callers copy before writing.  ``with disabled():`` turns the
+cache off (benchmarks, tests).  Each process (run-cell or joblib worker) has its own cache;
+entries of a finished cell stay until evicted, so the bound is what a worker may keep.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+DEFAULT_MAX_BYTES = 256 * 2**20   # per process: a forked run cell may use about 1 GB in all
+
+
+def fingerprint(*arrays):
+    """Hashable key of array contents: (shape, dtype, blake2b-128 of the bytes) per array."""
+    out = []
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        out.append((a.shape, a.dtype.str, hashlib.blake2b(a.data, digest_size=16).hexdigest()))
+    return tuple(out)
+
+
+class ArrayCache:
+    """LRU cache of numpy arrays bounded by their total ``nbytes`` (``max_bytes``)."""
+
+    def __init__(self, max_bytes=DEFAULT_MAX_BYTES):
+        self.max_bytes = int(max_bytes)
+        self.enabled = True
+        self.hits = self.misses = 0
+        self._items = OrderedDict()
+        self._nbytes = 0
+        self._lock = threading.Lock()
+
+    @property
+    def nbytes(self):
+        return self._nbytes
+
+    def __len__(self):
+        return len(self._items)
+
+    def get(self, key, compute):
+        """The array stored under ``key``, else ``compute()`` (stored when it fits the bound)."""
+        if not self.enabled:
+            return compute()
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                self.hits += 1
+                return self._items[key]
+        value = np.asarray(compute())
+        value.flags.writeable = False
+        with self._lock:
+            self.misses += 1
+            if key not in self._items and value.nbytes <= self.max_bytes:
+                self._items[key] = value
+                self._nbytes += value.nbytes
+                while self._nbytes > self.max_bytes:
+                    self._nbytes -= self._items.popitem(last=False)[1].nbytes
+        return value
+
+    def clear(self):
+        with self._lock:
+            self._items.clear()
+            self._nbytes = 0
+            self.hits = self.misses = 0
+
+
+CACHE = ArrayCache()
+
+
+@contextlib.contextmanager
+def disabled(cache=CACHE):
+    """Compute everything afresh inside the block (the uncached path)."""
+    was, cache.enabled = cache.enabled, False
+    try:
+        yield cache
+    finally:
+        cache.enabled = was
