@@ -23,7 +23,8 @@ n_generations / n_seeds lowered to 1 and population_size to 10 (cost x (gens + 1
 population / 10; the GA's fitness cache skips repeated chromosomes, which small populations
 produce more often, so this part may be low). When that also times out, the config's totals are lower bounds (marked >=).
 
-    est. total CPU   = sum over strata of (cells in stratum x mean sampled cell CPU)
+    est. total CPU   = sum over strata of (cells in stratum x mean sampled cell CPU
+                                     + its distinct fold-stage cells x mean sampled stage CPU)
                        + method jobs x mean fixed cost + cells x --cell-overhead
     (--cell-overhead: the workflow's cost per cell beyond the fit, measured by
     benchmarks/bench_overhead.py)
@@ -107,16 +108,27 @@ def config_jobs(cfg):
     from milbench.folds import fold_keys
     from milbench.pipeline import expand_methods
 
+    from milbench.stages import shared_stages
+
     jobs, datasets, other, n_methods = [], set(), 0, 0
     for exp, e in cfg["experiments"].items():
         methods = expand_methods(e)
+        staged, specs = shared_stages({(m["selector_id"], m["classifier_id"]): m for m in methods})
+        for m in methods:
+            m["stage"] = staged.get((m["selector_id"], m["classifier_id"]))
         keys = fold_keys(e["protocol"])
         for ds in e["datasets"]:
             datasets.add(ds)
             jobs += [(exp, ds, m, r, f) for m in methods for (r, f) in keys]
             n_methods += len(methods)
-        other += len(e["datasets"]) + 5
+        other += (len(e["datasets"]) + 5) + len(specs) * len(e["datasets"])
     return jobs, n_methods, other + len(datasets)
+
+
+def stage_cells(jobs):
+    """The distinct fold-stage cells of these jobs: a stage is fitted once per experiment,
+    dataset, stage and cell, whatever the methods reading it."""
+    return {(exp, ds, m["stage"], r, f) for exp, ds, m, r, f in jobs if m.get("stage")}
 
 
 # ------------------------------------------------------------------------------- child side
@@ -124,7 +136,7 @@ def child(spec_json):
     t_start = time.process_time()
     spec = json.loads(spec_json)
     from milbench.folds import make_folds
-    from milbench.runner import run_cell
+    from milbench.runner import fit_stage_cell, run_cell
     from milbench.sources import load_dataset
     from milbench.store import read_bags
 
@@ -135,10 +147,17 @@ def child(spec_json):
             else load_dataset(spec["dataset"], DATA))
     folds = make_folds(bags.bag_ids, bags.labels, spec["protocol"])
     fixed = time.process_time() - t_start
+    stage, stage_cpu = None, 0.0
+    if spec["stage"]:   # the shared fold stage, fitted once per cell by its own job
+        t0 = time.process_time()
+        stage = fit_stage_cell(bags, folds, spec["method"]["selector"], spec["settings"],
+                               (spec["repeat"], spec["fold"]))
+        stage_cpu = time.process_time() - t0
     t0, w0 = time.process_time(), time.perf_counter()
     row = run_cell(bags, folds, spec["method"], spec["settings"], experiment=spec["experiment"],
-                   dataset=spec["dataset"], repeat=spec["repeat"], fold=spec["fold"])
+                   dataset=spec["dataset"], repeat=spec["repeat"], fold=spec["fold"], stage=stage)
     out = {"cpu": time.process_time() - t0, "wall": time.perf_counter() - w0, "fixed": fixed,
+           "stage_cpu": stage_cpu,
            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
            "accuracy": float(row["accuracy"].iloc[0]), "fallback": used,
            "n_instances": int(len(bags.instances))}
@@ -157,7 +176,7 @@ def job_spec(cfg, job):
     return {"experiment": exp, "dataset": ds, "method": {"selector": m["selector"],
                                                           "classifier": m["classifier"]},
             "repeat": r, "fold": f, "protocol": e["protocol"],
-            "settings": experiment_settings(e), "bags": BUILT.get(ds),
+            "settings": experiment_settings(e), "bags": BUILT.get(ds), "stage": bool(m["stage"]),
             "inner_folds": e.get("inner_folds", 5)}
 
 
@@ -332,6 +351,7 @@ def main():
         total_cpu, fixed_all, peaks, lower, n_done, failed = 0.0, [], [], False, 0, []
         order = {g: rng.sample(idx, len(idx)) for g, idx in groups.items()}
         got = {g: [] for g in groups}
+        stage_got = {g: [] for g in groups}
         dead = set()
 
         def draw(g):
@@ -349,9 +369,12 @@ def main():
                     continue
                 fb = f" (registry fallback: {', '.join(r['fallback'])})" if r.get("fallback") \
                     else ""
-                print(f"  [{g}] {label(job)}: job CPU {r['cpu']:,.1f} s ({r['how']}), fixed "
+                st = f" + its fold stage {r['stage_cpu']:.2f} s" if job[2].get("stage") else ""
+                print(f"  [{g}] {label(job)}: cell CPU {r['cpu']:,.1f} s ({r['how']}){st}, fixed "
                       f"{r['fixed']:.2f} s, peak {r['peak_mb']:.0f} MB, wall {wall:.0f} s{fb}")
                 got[g].append(r["cpu"])
+                if job[2].get("stage") and "stage_cpu" in r:
+                    stage_got[g].append(r["stage_cpu"])
                 lower |= bool(r.get("lower"))
                 if r["fixed"] == r["fixed"]:
                     fixed_all.append(r["fixed"])
@@ -373,6 +396,9 @@ def main():
             if got[g]:
                 total_cpu += len(idx) * statistics.mean(got[g])
                 n_done += len(got[g])
+            if stage_got[g]:   # each distinct fold-stage cell is fitted once
+                total_cpu += (len(stage_cells([jobs[i] for i in idx]))
+                              * statistics.mean(stage_got[g]))
             else:
                 lower = True  # a stratum with no estimate contributes nothing
         if not n_done:

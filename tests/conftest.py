@@ -13,7 +13,7 @@ DATA = REPO.parent / "shared" / "data"
 
 
 def tiny_config():
-    """musk1 (offline copy), 2 folds, MILR + MI-Simple: 4 run_fold jobs (reruns, SLURM tests)."""
+    """musk1 (offline copy), 2 folds, MILR + MI-Simple: 2 method jobs of 2 cells (reruns, SLURM tests)."""
     return {"offline": True, "experiments": {"tiny": {
         "datasets": ["musk1"],
         "protocol": {"kind": "kfold", "folds": 2, "repeats": 1, "seed": 0},

@@ -118,6 +118,17 @@ def stage_id(spec):
     return f"{spec['name']}.{hashlib.sha1(_canon(params).encode()).hexdigest()[:8]}"
 
 
+def shared_stages(methods):
+    """``{method key: stage id}`` for the methods (``{key: {"selector": spec, ...}}``) whose
+    selector has a stage that at least two of them share, and ``{stage id: stage spec}``: a
+    stage is worth a job of its own only where it saves a fit."""
+    specs = {key: stage_spec(m["selector"]) for key, m in methods.items()}
+    ids = {key: stage_id(s) for key, s in specs.items() if s is not None}
+    shared = {i for i, n in Counter(ids.values()).items() if n > 1}
+    return ({key: i for key, i in ids.items() if i in shared},
+            {ids[key]: specs[key] for key in ids if ids[key] in shared})
+
+
 # ---------------------------------------------------------------------------------------------
 # keys
 # ---------------------------------------------------------------------------------------------

@@ -1,7 +1,6 @@
 # Input functions and config expansion shared by every rule (Snakemake catalog layout).
 import copy
 import functools
-from collections import Counter
 import re
 import hashlib
 import sys
@@ -16,7 +15,7 @@ from milbench.folds import fold_keys
 from milbench.pipeline import expand_methods
 from milbench.registry import CLASSIFIERS, SELECTORS
 from milbench.runner import experiment_settings
-from milbench.stages import stage_id, stage_spec
+from milbench.stages import shared_stages
 from milbench.sources import load_manifest
 
 MANIFEST = load_manifest()
@@ -32,20 +31,9 @@ METHODS = {
 
 
 
-def _stages(methods):
-    """{method key: stage id} for the methods whose selector has a fold stage (milbench.stages)
-    that at least two methods share, and {stage id: stage spec}: a stage is a job of its own
-    only where it saves a fit."""
-    specs = {key: stage_spec(m["selector"]) for key, m in methods.items()}
-    ids = {key: stage_id(s) for key, s in specs.items() if s is not None}
-    shared = {i for i, n in Counter(ids.values()).items() if n > 1}
-    return ({key: i for key, i in ids.items() if i in shared},
-            {ids[key]: specs[key] for key in ids if ids[key] in shared})
-
-
 METHOD_STAGE, STAGE_SPECS = {}, {}
 for _exp in EXPERIMENTS:
-    METHOD_STAGE[_exp], STAGE_SPECS[_exp] = _stages(METHODS[_exp])
+    METHOD_STAGE[_exp], STAGE_SPECS[_exp] = shared_stages(METHODS[_exp])
 
 clash = set(BUILTIN) & set(USER)
 if clash:
