@@ -369,7 +369,7 @@ def main():
                     continue
                 fb = f" (registry fallback: {', '.join(r['fallback'])})" if r.get("fallback") \
                     else ""
-                st = f" + its fold stage {r['stage_cpu']:.2f} s" if job[2].get("stage") else ""
+                st = (f" + its fold stage {r['stage_cpu']:.2f} s" if "stage_cpu" in r else "")
                 print(f"  [{g}] {label(job)}: cell CPU {r['cpu']:,.1f} s ({r['how']}){st}, fixed "
                       f"{r['fixed']:.2f} s, peak {r['peak_mb']:.0f} MB, wall {wall:.0f} s{fb}")
                 got[g].append(r["cpu"])

@@ -54,3 +54,44 @@ def test_parse_cell():
     assert parse_cell("r3_f12") == (3, 12)
     with pytest.raises(ValueError, match="expected r<repeat>_f<fold>"):
         parse_cell("3_12")
+
+
+def _killed(bags, cell):
+    import os
+    import signal
+    if cell == (0, 1):
+        os.kill(os.getpid(), signal.SIGKILL)   # as the kernel's OOM killer would
+    return cell
+
+
+def test_a_killed_worker_stops_the_job_instead_of_hanging():
+    from milbench.runner import map_cells
+    with pytest.raises(CellError, match=r"m: a worker died after \d of 4 cells \(killed: out of memory"):
+        map_cells(_killed, (None,), [(0, 0), (0, 1), (0, 2), (0, 3)], threads=2, what="m")
+
+
+def _slow_or_failing(pidfile, cell):
+    import os
+    import time
+    if cell == (0, 0):
+        while not os.path.exists(pidfile):   # fail once the other cell is running
+            time.sleep(0.01)
+        raise ValueError("bad cell")
+    with open(pidfile + ".tmp", "w") as f:
+        f.write(str(os.getpid()))
+    os.replace(pidfile + ".tmp", pidfile)
+    time.sleep(600)
+    return cell
+
+
+def test_a_failure_stops_the_cells_still_running(tmp_path):
+    """The first failure ends the job at once: the worker still busy with a long cell is
+    terminated, not waited for."""
+    import os
+
+    from milbench.runner import map_cells
+    pidfile = str(tmp_path / "pid")
+    with pytest.raises(CellError, match=r"cell r0_f0 \(repeat 0, fold 0\) failed: ValueError: bad cell"):
+        map_cells(_slow_or_failing, (pidfile,), [(0, 0), (0, 1)], threads=2, what="m")
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(open(pidfile).read()), 0)

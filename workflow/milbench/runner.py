@@ -22,6 +22,8 @@ import multiprocessing
 import re
 import time
 import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 
 import pandas as pd
 
@@ -132,8 +134,9 @@ def map_cells(fn, args, cells, *, threads=1, cell_threads=1, what="", log=None, 
     else:
         methods = multiprocessing.get_all_start_methods()
         ctx = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-        pool = ctx.Pool(workers, initializer=_init_worker, initargs=(job,))
-        results = pool.imap_unordered(_run_one, cells)
+        pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
+                                   initargs=(job,))
+        results = (f.result() for f in as_completed([pool.submit(_run_one, c) for c in cells]))
     out = {}
     t0 = time.perf_counter()
     try:
@@ -146,10 +149,15 @@ def map_cells(fn, args, cells, *, threads=1, cell_threads=1, what="", log=None, 
             out[cell] = value
             log.info("cell %d/%d %s %.2f s CPU (%.0f s elapsed)", done, n, name, info,
                      time.perf_counter() - t0)
+    except BrokenProcessPool as exc:   # a worker was killed (out of memory, signal)
+        raise CellError(f"{what}: a worker died after {len(out)} of {n} cells (killed: out of "
+                        f"memory? raise mem_mb or lower threads): {exc}") from exc
     finally:
         if pool is not None:
-            pool.terminate()
-            pool.join()
+            if len(out) < n:   # stopped by a failure: do not wait for the cells still running
+                for proc in list((pool._processes or {}).values()):
+                    proc.terminate()
+            pool.shutdown(wait=True, cancel_futures=True)
         if limits is not None:
             limits.restore_original_limits()
         _JOB.clear()
