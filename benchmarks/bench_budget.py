@@ -157,10 +157,11 @@ def child(spec_json):
     row = run_cell(bags, folds, spec["method"], spec["settings"], experiment=spec["experiment"],
                    dataset=spec["dataset"], repeat=spec["repeat"], fold=spec["fold"], stage=stage)
     out = {"cpu": time.process_time() - t0, "wall": time.perf_counter() - w0, "fixed": fixed,
-           "stage_cpu": stage_cpu,
            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
            "accuracy": float(row["accuracy"].iloc[0]), "fallback": used,
            "n_instances": int(len(bags.instances))}
+    if spec["stage"]:
+        out["stage_cpu"] = stage_cpu
     print("RESULT " + json.dumps(out))
 
 
@@ -267,12 +268,14 @@ def time_job(cfg, job, timeout):
 
 def strata(jobs):
     """Group jobs by selector name (the usual cost driver here: HyDR-MI / MIDR vs the rest), or
-    by classifier name when every job has the same selector."""
+    by classifier name when every job has the same selector; a tuned method (inner-CV grid,
+    tens of fits a cell) is its own stratum ("+tune"), apart from the same method untuned."""
     sel = {m["selector"]["name"] for _, _, m, _, _ in jobs}
     kind = "selector" if len(sel) > 1 else "classifier"
     groups = {}
     for i, (_, _, m, _, _) in enumerate(jobs):
-        groups.setdefault(m[kind]["name"], []).append(i)
+        tuned = bool(m["selector"].get("tune") or m["classifier"].get("tune"))
+        groups.setdefault(m[kind]["name"] + ("+tune" if tuned else ""), []).append(i)
     return kind, groups
 
 
