@@ -329,7 +329,11 @@ def main():
     from milbench.sources import load_manifest
 
     loadable = {n for n, v in load_manifest().items() if v["format"] != "archive"}
-    BUILT.update({p.name: str(p) for p in Path(a.bags).glob("*") if (p / "meta.json").exists()})
+    # a chain-built store is named <data set>@<source tag>: prefer a real source over synthetic
+    for p in sorted(Path(a.bags).glob("*"), key=lambda p: p.name.endswith("@synthetic"),
+                    reverse=True):
+        if (p / "meta.json").exists():
+            BUILT[p.name.split("@")[0]] = str(p)
     rows, eff_job = [], None
     for path in paths:
         cfg = yaml.safe_load(path.read_text())

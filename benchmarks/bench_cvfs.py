@@ -1,7 +1,7 @@
 """CVFS-MIL runtime vs the strategy-I baselines (the paper's Fig. 9), and optionally a short
 cross-validated accuracy comparison with MILR after selection.
 
-    python benchmarks/bench_cvfs.py [--bags results/bags/corel-cats] [--m 200] [--cv 3 --ms 50,200]
+    python benchmarks/bench_cvfs.py [--bags results/bags/corel-cats@<source tag>] [--m 200] [--cv 3 --ms 50,200]
 
 Without ``--bags`` (or when the folder is missing) a random 3-view set with Corel's shape
 (600 bags × 5 regions × 3 × 256 histogram features) is used and the output says so.  Times are
@@ -115,7 +115,8 @@ def cross_validate(bags, ms, folds, seed=0):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--bags", default="results/bags/corel-cats")
+    ap.add_argument("--bags", default="results/bags/corel-cats@synthetic",
+                    help="a corel-cats store; a real source's is results/bags/corel-cats@src-<hash>")
     ap.add_argument("--m", type=int, default=200)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--cv", type=int, default=0)

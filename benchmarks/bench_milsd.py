@@ -7,7 +7,7 @@ rounds, cutting-plane iterations per round, CPU seconds, and the ratio to one Li
 measured in the same run.  Then the same on protein-graph (5-fold CV).  ``--accuracy`` adds a
 short accuracy run at ratio 0.2 (a few repeats, fixed C, μ; no inner CV) for the three tasks.
 
-    python benchmarks/bench_milsd.py [--bags results/bags/webkb-student] [--accuracy]
+    python benchmarks/bench_milsd.py [--bags results/bags/webkb-student@<source tag>] [--accuracy]
 
 Without ``--bags`` the WebKB archive in ../shared/data is extracted (safe_extract) and parsed
 here (~1 min).  Single-threaded BLAS is assumed (OMP_NUM_THREADS=1).
@@ -44,7 +44,9 @@ def stratified(y, ratio, seed):
 def load_tasks(bags_dir, tasks, max_features):
     if bags_dir:
         from milbench.store import read_bags
-        return {t: read_bags(Path(bags_dir).parent / f"webkb-{t}") for t in tasks}
+        tag = Path(bags_dir).name.partition("@")[2]          # the chain's source tag
+        return {t: read_bags(Path(bags_dir).parent / (f"webkb-{t}@{tag}" if tag else f"webkb-{t}"))
+                for t in tasks}
     tmp = Path(tempfile.mkdtemp(prefix="bench-milsd-"))
     t0 = time.perf_counter()
     root = W.extract_archive(DATA / "webkb" / "webkb-data.tar.gz", tmp / "site")
@@ -140,7 +142,7 @@ def accuracy_run(tasks, ratio, repeats, C, mu):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--bags", help="results/bags/webkb-student (siblings give the other tasks)")
+    ap.add_argument("--bags", help="results/bags/webkb-student@<source tag> (siblings give the other tasks)")
     ap.add_argument("--ratio", type=float, default=0.5)
     ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--mu", type=float, default=0.1)

@@ -3,7 +3,7 @@ import pandas as pd
 import pytest
 
 from milbench.bags import BagError, Bags, check_bags, labels_to_01, stack
-from milbench.store import read_bags, write_bags
+from milbench.store import StoreError, read_bags, write_bags
 
 from conftest import toy_bags
 
@@ -32,7 +32,7 @@ def test_parquet_round_trip(tmp_path):
     assert r.meta["source"] == "test" and r.meta["n_bags"] == 12
     one = read_bags(tmp_path / "ds", views=["b"])
     np.testing.assert_array_equal(one.instances, b.instances[:, 2:5])
-    with pytest.raises(KeyError, match="unknown view"):
+    with pytest.raises(StoreError, match="unknown view"):
         read_bags(tmp_path / "ds", views=["zzz"])
 
 

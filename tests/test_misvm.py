@@ -145,7 +145,7 @@ def test_max_iter_respected(Cls):
 @pytest.mark.parametrize("Cls", CLASSES)
 @pytest.mark.parametrize("bad,msg", [({"kernel": "sigmoid"}, "kernel"),
                                      ({"C_scaling": "n_folds"}, "C_scaling"),
-                                     ({"C": -1.0}, "C must"),
+                                     ({"C": -1.0}, "'C' parameter"),
                                      ({"gamma": "scale"}, "gamma"),
                                      ({"max_iter": 0}, "max_iter"),
                                      ({"precompute": "yes"}, "precompute")])

@@ -1,15 +1,21 @@
-"""Reruns follow the code (issue #10): run_method's `params: code=code_version` hashes the core
-library modules plus the run's selector and classifier modules, so editing one method's module
-reruns that method's jobs only (Snakemake's default rerun triggers include params).
+"""Reruns follow the code: run_method's `params: code=code_version` hashes the import closure of
+the core library modules and of the run's selector and classifier (milbench.codehash), so
+editing one method's module, or a helper only some methods import, reruns exactly those jobs
+(Snakemake's default rerun triggers include params). Each edit is undone after its test.
 
 Works on a temporary COPY of the workflow (Snakefile, workflow/, resources/, config/, envs/), so
 modules can be edited safely: one tiny real run, then dry runs only.
 """
+import contextlib
+import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
+import pandas as pd
 import pytest
 import yaml
 
@@ -42,33 +48,88 @@ def copy(tmp_path_factory):
     for d in ("workflow", "resources", "config", "envs"):
         if (REPO / d).exists():
             shutil.copytree(REPO / d, root / d, ignore=ignore)
-    (root / "tiny.yaml").write_text(yaml.safe_dump(tiny_config()))
+    cfg = tiny_config()
+    cfg["experiments"]["tiny"]["classifiers"].append({"name": "citation-knn"})
+    (root / "tiny.yaml").write_text(yaml.safe_dump(cfg))
     smk(root, "--cores", "2", "--quiet=rules")
     assert (root / TARGET).exists()
     return root
 
 
-def _append(path, text):
-    with open(path, "a") as f:
-        f.write(text)
+@contextlib.contextmanager
+def edited(path):
+    """Append a comment to a library module for the duration of the block."""
+    original = path.read_bytes()
+    path.write_bytes(original + b"\n# edited by tests/test_reruns.py\n")
+    try:
+        yield
+    finally:
+        path.write_bytes(original)
 
 
 def test_unchanged_code_nothing_to_do(copy):
     assert "Nothing to be done" in smk(copy, "-n")
 
 
-def test_method_module_edit_reruns_only_that_method(copy):
-    lib = copy / "workflow" / "milbench"
-    _append(lib / "classifiers" / "simple.py", "\n# edited by tests/test_reruns.py\n")
-    out = smk(copy, "-n")
+@pytest.mark.parametrize("module, reruns", [
+    ("classifiers/simple.py", ["mi-simple"]),            # a method's own module
+    ("distances.py", ["citation-knn"]),                   # a helper only Citation-kNN imports
+    ("classifiers/wrapper.py", []),                       # imported by mi-bagging, not run here
+    ("stats.py", []),                                     # read by the stats rule only
+    ("bags.py", ["citation-knn", "mi-simple", "milr"]),   # core
+])
+def test_edit_reruns_exactly_the_importers(copy, module, reruns):
+    with edited(copy / "workflow" / "milbench" / module):
+        out = smk(copy, "-n")
     runs, rules = planned_runs(out)
-    assert runs == ["mi-simple"], runs  # no milr job
-    assert rules == {"run_method": 1, "scores": 1}, rules  # data and folds untouched
-    assert "Params have changed since last execution" in out
+    assert sorted(r.split(".")[0] for r in runs) == reruns, runs
+    if reruns:
+        assert rules == {"run_method": len(reruns), "check_runs": 1, "scores": 1}, rules
+        assert "Params have changed since last execution" in out
+    else:
+        assert "Nothing to be done" in out
+    assert "Nothing to be done" in smk(copy, "-n")        # the edit undone: nothing again
 
 
-def test_core_module_edit_reruns_every_method(copy):
-    _append(copy / "workflow" / "milbench" / "bags.py", "\n# edited by tests/test_reruns.py\n")
-    runs, rules = planned_runs(smk(copy, "-n"))
-    assert rules["run_method"] == 2, rules
-    assert sorted(r.split(".")[0] for r in runs) == ["mi-simple", "milr"], runs
+def test_inner_folds_reruns_only_tuned_methods(copy):
+    cfg = yaml.safe_load((copy / "tiny.yaml").read_text())
+    original = yaml.safe_dump(cfg)
+    cfg["experiments"]["tiny"]["inner_folds"] = 3
+    (copy / "tiny.yaml").write_text(yaml.safe_dump(cfg))
+    try:
+        out = smk(copy, "-n")
+    finally:
+        (copy / "tiny.yaml").write_text(original)
+    assert "Nothing to be done" in out                    # no method of tiny is tuned
+
+
+def test_killed_run_resumes_to_the_same_scores(copy, tmp_path):
+    """SIGKILL the whole workflow after the first method job finished, `--unlock`, rerun: the
+    methods Snakemake had finished are not redone and scores equal the uninterrupted run's."""
+    base = [sys.executable, "-m", "snakemake", "-s", str(copy / "Snakefile"), "-d", str(tmp_path),
+            "--configfile", str(copy / "tiny.yaml")]
+    proc = subprocess.Popen(base + ["--cores", "1", TARGET], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    logs = tmp_path / "results/logs/tiny/runs/musk1/none"
+    deadline = time.time() + 300
+    while not any("cells: accuracy" in f.read_text() for f in logs.glob("*.log")):
+        assert proc.poll() is None and time.time() < deadline, "no method finished in time"
+        time.sleep(0.2)
+    time.sleep(2)                                        # let Snakemake record the finished job
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not (tmp_path / TARGET).exists()
+    subprocess.run(base + ["--unlock"], check=True, capture_output=True)
+    base.append("--rerun-incomplete")                   # the job running at the kill
+    dry = subprocess.run(base + ["-n", TARGET], check=True, capture_output=True, text=True)
+    planned = set(planned_runs(dry.stdout + dry.stderr)[0])
+    runs = tmp_path / "results/tiny/runs/musk1/none"
+    kept = {f.name: f.stat().st_mtime_ns for f in runs.glob("*.parquet")
+            if f.stem not in planned}
+    assert kept, planned                                 # at least the first method survives
+    subprocess.run(base + ["--cores", "1", TARGET], check=True, capture_output=True)
+    assert {f: (runs / f).stat().st_mtime_ns for f in kept} == kept
+    timing = ["fit_seconds", "fit_cpu_seconds", "predict_seconds"]
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / TARGET).drop(columns=timing),
+                                  pd.read_parquet(copy / TARGET).drop(columns=timing))
+

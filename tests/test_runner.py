@@ -46,7 +46,7 @@ def test_progress_is_logged_per_cell(musk1, caplog):
 def test_a_failing_cell_is_named(musk1, threads):
     method = expand_methods({**EXP, "classifiers": [{"name": "milr", "C": -1.0, "max_iter": "x"}]})[0]
     with pytest.raises(CellError, match=r"e/musk1 none \+ milr\(.*\): cell r\d_f\d \(repeat \d, "
-                                        r"fold \d\) failed: TypeError"):
+                                        r"fold \d\) failed: InvalidParameterError: The .C. parameter"):
         _run(musk1, method, threads)
 
 

@@ -1,5 +1,6 @@
 """End-to-end: snakemake on a tiny config in a temp dir (SPEC §1: reruns only what changed)."""
 import re
+import shutil
 import subprocess
 import sys
 
@@ -142,6 +143,23 @@ def test_changed_parameter_reruns_only_its_jobs(finished_run):
     assert jobs.get("run_method") == 2, jobs   # 2 selectors × the changed classifier
     assert "bags_builtin" not in jobs and "folds" not in jobs
     assert jobs.get("scores") == 1
+
+
+def test_corrupt_run_file_keeps_the_previous_scores(finished_run, tmp_path):
+    """A truncated method file stops the workflow at check_runs, naming it; Snakemake never
+    starts `scores`, so the previous good scores.parquet and summary.csv stay as they were."""
+    wd = tmp_path / "copy"
+    shutil.copytree(finished_run, wd)
+    before = {f: (wd / f"results/tiny/{f}").read_bytes() for f in ("scores.parquet", "summary.csv")}
+    run = next((wd / "results/tiny/runs/musk1/none").glob("milr*.parquet"))
+    run.write_bytes(run.read_bytes()[:100])            # newer than scores: scores is due
+    res = subprocess.run(SNAKEMAKE + ["-d", str(wd), "--configfile", str(wd / "config.yaml"),
+                                      "--cores", "1", "results/tiny/scores.parquet"],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode != 0
+    log = (wd / "results/logs/tiny/check_runs.log").read_text()
+    assert f"{run.relative_to(wd)}: cannot read the method's rows" in log, log[-2000:]
+    assert before == {f: (wd / f"results/tiny/{f}").read_bytes() for f in before}
 
 
 def test_report(finished_run):

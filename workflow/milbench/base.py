@@ -6,16 +6,27 @@ bag scores (positive class when > 0) and is separate from ``predict``.
 """
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.utils._param_validation import Interval
 
 from .bags import BagError, Bags, check_bags
+
+
+def validate_params(est):
+    """Check the parameters an estimator declares in scikit-learn's ``_parameter_constraints``
+    (ranges, options) before any work: a negative C is an error, not a silently bad fit."""
+    if hasattr(est, "_parameter_constraints"):
+        est._validate_params()
 
 
 class MILClassifier(ClassifierMixin, BaseEstimator):
     """Base for bag classifiers. Subclasses implement ``_fit(bags, y01)`` and ``_decision(bags)``."""
 
     def fit(self, X, y):
+        validate_params(self)
         bags, y01, classes = check_bags(X, y)
         self.classes_ = classes
         self.n_features_in_ = bags[0].shape[1]
@@ -57,6 +68,7 @@ class WeightedMILClassifier(MILClassifier):
     Subclasses implement ``_fit(bags, y01, sample_weight)``; the weights are validated here."""
 
     def fit(self, X, y, sample_weight=None):
+        validate_params(self)
         bags, y01, classes = check_bags(X, y)
         self.classes_ = classes
         self.n_features_in_ = bags[0].shape[1]
@@ -72,6 +84,7 @@ class MILTransformer(TransformerMixin, BaseEstimator):
     """
 
     def fit(self, X, y=None):
+        validate_params(self)
         bags, y01, classes = check_bags(X, y, require_both_classes=y is not None)
         self.n_features_in_ = bags[0].shape[1]
         self._fit(bags, y01)
@@ -100,6 +113,10 @@ class FeatureSubsetTransformer(MILTransformer):
         mask = np.zeros(self.n_features_in_, dtype=bool)
         mask[self.support_] = True
         return mask
+
+
+# scikit-learn parameter constraint of a size given as a fraction or a count (n_from_fraction)
+FRACTION_OR_COUNT = [Interval(Real, 0, 1, closed="right"), Interval(Integral, 1, None, closed="left")]
 
 
 def n_from_fraction(value, total):

@@ -35,14 +35,23 @@ def _stratified_train(y, n_train, rng):
     return np.sort(np.concatenate(idx))
 
 
+def check_protocol(protocol, class_counts):
+    """BagError when a data set with ``class_counts`` [negative, positive] bags cannot be split
+    by ``protocol`` (also called at parse time with a built-in data set's known counts)."""
+    counts = [int(c) for c in class_counts]
+    if min(counts) < 2:
+        raise BagError(f"need at least 2 bags of each class to make folds; class counts {counts}")
+    if protocol["kind"] == "kfold" and min(counts) < protocol["folds"]:
+        raise BagError(f"{protocol['folds']}-fold CV needs at least {protocol['folds']} bags per "
+                       f"class; class counts {counts}")
+
+
 def make_folds(bag_ids, labels, protocol):
     from sklearn.model_selection import StratifiedKFold
 
     y = np.asarray(labels).astype(int)
     bag_ids = np.asarray(bag_ids).astype(str)
-    if min(np.bincount(y, minlength=2)) < 2:
-        raise BagError(f"need at least 2 bags of each class to make folds; class counts "
-                       f"{np.bincount(y, minlength=2).tolist()}")
+    check_protocol(protocol, np.bincount(y, minlength=2))
     kind, seed, repeats = protocol["kind"], protocol.get("seed", 0), protocol.get("repeats", 1)
     frames = []
 
@@ -55,9 +64,6 @@ def make_folds(bag_ids, labels, protocol):
     for r in range(repeats):
         if kind == "kfold":
             k = protocol["folds"]
-            if min(np.bincount(y)) < k:
-                raise BagError(f"{k}-fold CV needs at least {k} bags per class; "
-                               f"class counts {np.bincount(y).tolist()}")
             skf = StratifiedKFold(k, shuffle=True, random_state=seed + r)
             for f, (tr, _) in enumerate(skf.split(np.zeros(len(y)), y)):
                 add(r, f, tr)

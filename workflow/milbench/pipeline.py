@@ -117,6 +117,43 @@ def caches_selector_fits(selector, classifier):
     return selector["name"] != "none" and bool(classifier.get("tune"))
 
 
+def check_method(selector, classifier):
+    """Configuration errors of one method, found without data (called when the workflow is
+    parsed): unknown names or parameters, ``tune`` keys the estimator lacks, values that an
+    estimator's ``_parameter_constraints`` (scikit-learn's declaration) refuses, and an unknown
+    single-instance ``estimator`` / ``estimator_params`` — every grid point included. Raises
+    ValueError naming the method and key."""
+    from .base import validate_params
+    from .estimators import make_estimator
+    from .registry import make
+
+    for kind, spec in (("selector", selector), ("classifier", classifier)):
+        base = {k: (_strip_tune(classifier) if v == "@classifier" else v)
+                for k, v in spec.items() if k != "tune"}
+        try:
+            est = make(kind, base)
+        except KeyError as e:
+            raise ValueError(e.args[0]) from None
+        params = est.get_params(deep=False)
+        tune = spec.get("tune", {})
+        bad = sorted(set(tune) - set(params))
+        if bad:
+            raise ValueError(f"{kind} {spec['name']}: tune key(s) {bad} are not parameters; "
+                             f"valid: {sorted(params)}")
+        for combo in itertools.product(*tune.values()):
+            est.set_params(**dict(zip(tune, combo)))
+            try:
+                validate_params(est)
+                if isinstance(est.get_params(deep=False).get("estimator"), str):
+                    make_estimator(est.estimator, getattr(est, "estimator_params", None))
+            except (ValueError, TypeError, KeyError) as e:
+                raise ValueError(f"{kind} {spec['name']}: {e.args[0] if e.args else e}") from None
+
+
+def _strip_tune(spec):
+    return {k: v for k, v in spec.items() if k != "tune"}
+
+
 def build_estimator(scale, selector, classifier, seed=0, inner_folds=5, inner_metric="accuracy",
                     n_jobs=1, views=None, memory=None):
     """Pipeline(scale -> select -> classify), wrapped in GridSearchCV when anything is tuned.
@@ -127,13 +164,10 @@ def build_estimator(scale, selector, classifier, seed=0, inner_folds=5, inner_me
     from .preprocessing import BagScaler
     from .registry import make
 
-    def strip(spec):
-        return {k: v for k, v in spec.items() if k != "tune"}
-
     # a selector parameter given as "@classifier" is this run's classifier (HyDR-MI's GA target)
-    sel_spec = {k: (strip(classifier) if v == "@classifier" else v)
-                for k, v in strip(selector).items()}
-    sel, clf = make("selector", sel_spec), make("classifier", strip(classifier))
+    sel_spec = {k: (_strip_tune(classifier) if v == "@classifier" else v)
+                for k, v in _strip_tune(selector).items()}
+    sel, clf = make("selector", sel_spec), make("classifier", _strip_tune(classifier))
     grid = {f"select__{k}": v for k, v in selector.get("tune", {}).items()}
     grid.update({f"classify__{k}": v for k, v in classifier.get("tune", {}).items()})
     for est in (sel, clf):
@@ -217,6 +251,29 @@ def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, f
             if k not in RESERVED:
                 row[f"{prefix}.{k}"] = v if np.isscalar(v) else json.dumps(v, sort_keys=True)
     return pd.DataFrame([row])
+
+
+RUN_COLUMNS = ("dataset", "method", "repeat", "fold", "diagnostics")
+
+
+def check_run_files(run_files):
+    """Read every method file whole; a missing column or an unreadable (truncated, corrupt) file
+    is a ValueError naming it. Returns a DataFrame (file, rows)."""
+    import pyarrow.parquet as pq
+
+    rows = []
+    for f in run_files:
+        try:
+            table = pq.read_table(f)
+        except Exception as e:
+            raise ValueError(f"{f}: cannot read the method's rows ({type(e).__name__}: {e}); "
+                             f"delete it and rerun to recompute that method") from e
+        missing = [c for c in RUN_COLUMNS if c not in table.column_names]
+        if missing or table.num_rows == 0:
+            raise ValueError(f"{f}: expected rows with columns {list(RUN_COLUMNS)}; "
+                             f"found {table.num_rows} rows, missing {missing}")
+        rows.append((str(f), table.num_rows))
+    return pd.DataFrame(rows, columns=["file", "rows"])
 
 
 def aggregate(run_files):

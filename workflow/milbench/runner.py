@@ -47,11 +47,12 @@ def parse_cell(name):
     return int(m.group(1)), int(m.group(2))
 
 
-def experiment_settings(exp):
+def experiment_settings(exp, tuned=True):
     """The settings of an experiment that a cell uses (the run rule's params: changing one
-    reruns the experiment's methods). ``transductive`` only when on, so that turning it on
-    reruns exactly that experiment's jobs."""
-    keep = ("scale", "inner_folds", "inner_metric", "protocol")
+    reruns the methods that read it). ``inner_folds`` / ``inner_metric`` only for a ``tuned``
+    method (no other reads them); ``transductive`` only when on, so that turning it on reruns
+    exactly that experiment's jobs."""
+    keep = ("scale", "protocol") + (("inner_folds", "inner_metric") if tuned else ())
     settings = {k: v for k, v in exp.items() if k in keep}
     if exp.get("transductive"):
         settings["transductive"] = True

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import logging
 import os
 import shutil
 import tarfile
@@ -110,6 +111,10 @@ def safe_extract(archive, dest):
         if dest.exists():
             shutil.rmtree(dest)
         os.replace(tmp, dest)
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise SourceError(f"{archive}: cannot extract: truncated or not a tar/zip archive "
+                          f"({type(e).__name__}: {e})") from e
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
@@ -129,31 +134,75 @@ def offline_path(offline):
 
 
 # ----------------------------------------------------------------------------- loaders
-def _bags_from_rows(X, bag_keys, labels, path, bag_labels=None):
-    """Group stacked rows by bag key (first-appearance order); bag label = max instance label."""
-    keys, first, inverse = np.unique(np.asarray(bag_keys).astype(str), return_index=True,
-                                     return_inverse=True)
-    order = np.argsort(first)                     # bags in order of first appearance
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    bag_of_row = rank[inverse]
-    rows = np.argsort(bag_of_row, kind="stable")
-    sizes = np.bincount(bag_of_row, minlength=len(keys))
-    if bag_labels is None:
-        y = np.zeros(len(keys), dtype=np.int8)
-        np.maximum.at(y, bag_of_row, (np.asarray(labels) > 0).astype(np.int8))
-    else:
-        y = np.asarray(bag_labels)
+POSITIVE = ("1", "+1", "true", "pos", "positive", "yes")
+NEGATIVE = ("0", "-1", "false", "neg", "negative", "no")
+FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _bags_from_rows(X, bag_keys, labels, path, lines, mixed_labels="error"):
+    """Bags from stacked instance rows: each bag's rows must be contiguous (a bag id that
+    reappears after another bag is an error, not a silent merge), and every row of a bag must
+    carry the same label unless ``mixed_labels="max"`` (bag label = max instance label)."""
+    keys = np.asarray(bag_keys).astype(str)
+    labels = (np.asarray(labels) > 0).astype(np.int8)
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    run_keys = keys[starts]
+    _, first_run, run_key = np.unique(run_keys, return_index=True, return_inverse=True)
+    again = np.flatnonzero(first_run[run_key] != np.arange(len(run_keys)))
+    if len(again):
+        i = again[0]
+        raise SourceError(
+            f"{path}, line {lines[starts[i]]}: bag {str(run_keys[i])!r} appears again (its rows began "
+            f"at line {lines[starts[first_run[run_key[i]]]]}, other bags came between); expected "
+            f"each bag's rows to be contiguous: sort the file by bag id")
+    low = np.minimum.reduceat(labels, starts)
+    high = np.maximum.reduceat(labels, starts)
+    mixed = np.flatnonzero(low != high)
+    if len(mixed) and mixed_labels != "max":
+        b = mixed[0]
+        stop = starts[b + 1] if b + 1 < len(starts) else len(keys)
+        row = starts[b] + int(np.flatnonzero(labels[starts[b]:stop] != labels[starts[b]])[0])
+        raise SourceError(
+            f"{path}, line {lines[row]}: bag {str(run_keys[b])!r} has instances of both labels "
+            f"({len(mixed)} such bags); expected one label per bag, or set `mixed_labels: max` "
+            f"for this dataset to label a bag positive when any instance is")
+    if len(mixed):
+        logging.getLogger(__name__).warning(
+            "%s: %d bags have instances of both labels; labelled by their max (mixed_labels: max)",
+            path, len(mixed))
     try:
-        return Bags(np.asarray(X, dtype=np.float32)[rows], np.concatenate([[0], np.cumsum(sizes)]),
-                    y, keys[order], meta={"raw": [str(path)]})
+        return Bags(np.asarray(X, dtype=np.float32), np.r_[starts, len(keys)], high, run_keys,
+                    meta={"raw": [str(path)]})
     except BagError as e:
         raise SourceError(f"{path}: {e}") from e
 
 
+def _check_values(X, lines, path, unit="line"):
+    """Every feature finite and representable as float32 (the store's type); ``lines`` holds
+    each row's line (or, with ``unit="row"``, row) number."""
+    bad = ~np.isfinite(X)
+    big = ~bad & (np.abs(X) > FLOAT32_MAX)
+    for mask, what in ((bad, "NaN or inf feature value"),
+                       (big, f"beyond the float32 range (|x| > {FLOAT32_MAX:.3g})")):
+        if mask.any():
+            r, c = np.argwhere(mask)[0]
+            raise SourceError(f"{path}, {unit} {lines[r]}: feature {c + 1} = {float(X[r, c])!r}: {what}")
+
+
+def _check_labels(values, lines, path, allowed, what, unit="line"):
+    """Labels must be among ``allowed`` (numbers); name the first line (or row) that is not."""
+    bad = ~np.isin(values, allowed)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        v = values[r]
+        raise SourceError(f"{path}, {unit} {lines[r]}: {what} must be one of "
+                          f"{', '.join(f'{a:g}' for a in allowed)}, got {getattr(v, 'item', lambda: v)()!r}")
+
+
 def _parse_float_rows(path, first_feature, n_tail, min_cols=3):
-    """Read a comma-separated file; return (key columns, float features, tail columns)."""
-    keys, feats, tails = [], [], []
+    """Read a comma-separated file; return (key columns, float features, tail columns, line
+    numbers of the rows)."""
+    keys, feats, tails, lines = [], [], [], []
     with open(path, encoding="utf-8", errors="strict") as f:
         ncols = None
         for lineno, line in enumerate(f, 1):
@@ -174,49 +223,64 @@ def _parse_float_rows(path, first_feature, n_tail, min_cols=3):
                 tail = [float(v) for v in parts[len(parts) - n_tail:]]
             except ValueError as e:
                 raise SourceError(f"{path}, line {lineno}: non-numeric value ({e})") from None
-            if not np.isfinite(vals).all():
-                raise SourceError(f"{path}, line {lineno}: NaN or inf feature value")
             keys.append(parts[:first_feature])
             feats.append(vals)
             tails.append(tail)
+            lines.append(lineno)
     if not feats:
         raise SourceError(f"{path}: no data rows")
-    return np.array(keys, dtype=object), np.array(feats), np.array(tails)
+    X = np.array(feats)
+    _check_values(X, lines, path)
+    return np.array(keys, dtype=object), X, np.array(tails), np.array(lines)
 
 
-def read_csv(path):
-    """MIL CSV without header: label, bag, features... (the `mil` package's layout)."""
+def read_csv(path, mixed_labels="error"):
+    """MIL CSV without header, one instance a row: label (0/1 or -1/1), bag id, features...
+    (the `mil` package's layout). A bag's rows are contiguous and share its label."""
     import pandas as pd
     try:
         df = pd.read_csv(path, header=None)
+        with open(path, encoding="utf-8") as f:   # line numbers of the rows pandas kept
+            lines = np.array([i for i, t in enumerate(f, 1) if t.strip()])
     except Exception as e:
         raise SourceError(f"{path}: cannot parse as CSV ({e})") from e
+    if len(lines) != len(df):
+        lines = np.arange(1, len(df) + 1)
     if df.shape[1] < 3:
         raise SourceError(f"{path}: expected columns label, bag, features...; got {df.shape[1]}")
-    feats = df.iloc[:, 2:]
-    bad = feats.apply(pd.to_numeric, errors="coerce").isna() | ~np.isfinite(
-        feats.apply(pd.to_numeric, errors="coerce").fillna(0))
-    if bad.any(axis=None):
-        r = int(np.flatnonzero(bad.any(axis=1).to_numpy())[0])
-        raise SourceError(f"{path}, line {r + 1}: missing, non-numeric, NaN or inf feature value")
-    bad_lab = ~df[0].isin([0, 1, -1])
-    if bad_lab.any():
-        r = int(np.flatnonzero(bad_lab.to_numpy())[0])
-        raise SourceError(f"{path}, line {r + 1}: label must be 0/1 or -1/1, got {df.iat[r, 0]!r}")
-    return _bags_from_rows(feats.to_numpy(float), df[1].to_numpy(), df[0].to_numpy(), path)
+    feats = df.iloc[:, 2:].apply(pd.to_numeric, errors="coerce")
+    missing = feats.isna().to_numpy()
+    if missing.any():
+        r, c = np.argwhere(missing)[0]
+        v = df.iat[r, c + 2]
+        raise SourceError(f"{path}, line {lines[r]}: feature {c + 1} = {getattr(v, 'item', lambda: v)()!r}: "
+                          f"missing or non-numeric")
+    X = feats.to_numpy(float)
+    _check_values(X, lines, path)
+    y = pd.to_numeric(df[0], errors="coerce").to_numpy(float)
+    _check_labels(np.where(np.isnan(y), 0.5, y), lines, path, (0, 1, -1), "label (column 1)")
+    return _bags_from_rows(X, df[1].to_numpy(), y, path, lines, mixed_labels)
 
 
-def read_uci_musk(path):
-    """UCI Musk: molecule name, conformation name, 166 features, class (bag = molecule)."""
-    keys, X, tail = _parse_float_rows(path, first_feature=2, n_tail=1)
-    return _bags_from_rows(X, keys[:, 0], tail[:, 0], path)
+def read_uci_musk(path, mixed_labels="error"):
+    """UCI Musk: molecule name, conformation name, features, class 0/1 (bag = molecule)."""
+    keys, X, tail, lines = _parse_float_rows(path, first_feature=2, n_tail=1)
+    if np.isin(keys[:, 0].astype(str), ("0", "1", "-1")).all():
+        raise SourceError(f"{path}, line {lines[0]}: the first column holds only 0/1 where UCI "
+                          f"musk has molecule names; expected name, conformation, features, "
+                          f"class (a label, bag, features file is format csv)")
+    _check_labels(tail[:, 0], lines, path, (0, 1), "class (last column)")
+    return _bags_from_rows(X, keys[:, 0], tail[:, 0], path, lines, mixed_labels)
 
 
-def read_c45(data_path, names_path=None):
+def read_c45(data_path, names_path=None, mixed_labels="error"):
     """C4.5 ``bag_id,inst_id,f...,label.`` with feature columns in the order of the ``.names``
     file, which lists attributes sorted as strings ("1","10","100",...): reorder numerically."""
     data_path = Path(data_path)
     names_path = Path(names_path or data_path.with_suffix(".names"))
+    if not names_path.exists():
+        raise SourceError(f"{names_path}: not found (a c45 dataset is a .data file and its "
+                          f".names file; set `names:` for another path)")
     attrs = []
     for lineno, line in enumerate(names_path.read_text().splitlines(), 1):
         line = line.strip()
@@ -226,16 +290,17 @@ def read_c45(data_path, names_path=None):
     if attrs[:2] != ["bag_id", "inst_id"]:
         raise SourceError(f"{names_path}: expected bag_id and inst_id as first attributes, got {attrs[:2]}")
     feat_names = attrs[2:]
-    keys, X, tail = _parse_float_rows(data_path, first_feature=1, n_tail=1)
+    keys, X, tail, lines = _parse_float_rows(data_path, first_feature=1, n_tail=1)
     X = X[:, 1:]  # drop inst_id
     if X.shape[1] != len(feat_names):
         raise SourceError(f"{data_path}: {X.shape[1]} feature columns but {names_path} names "
                           f"{len(feat_names)}")
+    _check_labels(tail[:, 0], lines, data_path, (0, 1, -1), "label (last column)")
     try:
         order = np.argsort([int(n) for n in feat_names])
     except ValueError:
         order = np.arange(len(feat_names))  # non-numeric names: keep file order
-    return _bags_from_rows(X[:, order], keys[:, 0], tail[:, 0], data_path)
+    return _bags_from_rows(X[:, order], keys[:, 0], tail[:, 0], data_path, lines, mixed_labels)
 
 
 def read_mat(directory):
@@ -247,7 +312,10 @@ def read_mat(directory):
         f = directory / f"{name}.mat"
         if not f.exists():
             raise SourceError(f"{f}: missing (a .mat dataset needs X.mat, Bag2.mat, BagI.mat)")
-        m = {k: v for k, v in loadmat(f).items() if not k.startswith("__")}
+        try:
+            m = {k: v for k, v in loadmat(f).items() if not k.startswith("__")}
+        except Exception as e:
+            raise SourceError(f"{f}: cannot read as a MATLAB file ({type(e).__name__}: {e})") from e
         if len(m) != 1:
             raise SourceError(f"{f}: expected one variable, found {sorted(m)}")
         return np.asarray(next(iter(m.values())))
@@ -257,7 +325,10 @@ def read_mat(directory):
         raise SourceError(f"{directory}/Bag2.mat: {len(bag)} bag ids for {len(X)} instances")
     if bag.min() < 1 or bag.max() > len(lab):
         raise SourceError(f"{directory}/Bag2.mat: bag ids must be in 1..{len(lab)}")
+    _check_labels(lab, np.arange(1, len(lab) + 1), directory / "BagI.mat", (0, 1, -1),
+                  "bag label", unit="row")
     order = np.argsort(bag, kind="stable")
+    _check_values(X[order], order + 1, directory / "X.mat", unit="row")
     sizes = np.bincount(bag - 1, minlength=len(lab))
     try:
         return Bags(X[order], np.concatenate([[0], np.cumsum(sizes)]), (lab > 0).astype(np.int8),
@@ -266,11 +337,40 @@ def read_mat(directory):
         raise SourceError(f"{directory}: {e}") from e
 
 
-def read_arff(path):
-    """Multi-instance ARFF (Weka): bag id, relational attribute of instances, class."""
+def _class_coding(values, positive, where):
+    """{class value: 0/1} for an ARFF class attribute: the declared ``positive`` value, or one
+    documented positive and one documented negative spelling. Anything else is ambiguous."""
+    values = list(dict.fromkeys(values))
+    if positive is not None:
+        positive = str(positive)
+        if positive not in values or len(values) > 2:
+            raise SourceError(f"{where}: class values {values}; expected two, one of them "
+                              f"the declared positive value {positive!r}")
+        return {v: int(v == positive) for v in values}
+    pos = [v for v in values if v.lower() in POSITIVE]
+    neg = [v for v in values if v.lower() in NEGATIVE]
+    if len(values) > 2 or len(pos) > 1 or len(neg) > 1 or len(pos) + len(neg) != len(values):
+        raise SourceError(f"{where}: class values {values}: cannot tell which is positive; "
+                          f"expected one of {'/'.join(POSITIVE)} and one of {'/'.join(NEGATIVE)} "
+                          f"(any case), or `positive: <value>` in this dataset's config")
+    return {v: int(v in pos) for v in values}
+
+
+def _nominal_values(decl):
+    """The values of a nominal ``@attribute name {a,b}`` declaration, or None."""
+    if "{" not in decl or "}" not in decl:
+        return None
+    inner = decl[decl.index("{") + 1:decl.rindex("}")]
+    return [v.strip().strip("'\"") for v in inner.split(",") if v.strip()]
+
+
+def read_arff(path, positive=None):
+    """Multi-instance ARFF (Weka): bag id, relational attribute of instances, class. The class
+    values map to 0/1 by :func:`_class_coding`; a row whose class is not declared is an error."""
     path = Path(path)
     text = path.read_text(errors="strict").splitlines()
-    in_data, in_rel, n_inst_attrs, bags, labels, ids = False, False, 0, [], [], []
+    in_data, in_rel, n_inst_attrs, bags, labels, ids, lines = False, False, 0, [], [], [], []
+    class_decl = class_line = None
     for lineno, raw in enumerate(text, 1):
         line = raw.strip()
         low = line.lower()
@@ -283,6 +383,8 @@ def read_arff(path):
                 in_rel = False
             elif low.startswith("@attribute") and in_rel:
                 n_inst_attrs += 1
+            elif low.startswith("@attribute"):
+                class_decl, class_line = line, lineno     # the last top-level attribute
             elif low.startswith("@data"):
                 in_data = True
             continue
@@ -291,7 +393,7 @@ def read_arff(path):
             q = rest.index('"') if '"' in rest else rest.index("'")
             quote = rest[q]
             end = rest.rindex(quote)
-            inner, label = rest[q + 1:end], rest[end + 1:].strip(" ,")
+            inner, label = rest[q + 1:end], rest[end + 1:].strip(" ,").strip("'\"")
             inst = [[float(v) for v in r.split(",")] for r in inner.replace("\\n", "\n").split("\n") if r.strip()]
         except ValueError as e:
             raise SourceError(f"{path}, line {lineno}: malformed multi-instance row ({e})") from None
@@ -299,24 +401,45 @@ def read_arff(path):
             raise SourceError(f"{path}, line {lineno}: bag {first!r} has no instances")
         if any(len(r) != n_inst_attrs for r in inst):
             raise SourceError(f"{path}, line {lineno}: expected {n_inst_attrs} values per instance")
+        _check_values(np.array(inst), [lineno] * len(inst), path)
         bags.append(np.array(inst))
         ids.append(first.strip())
         labels.append(label)
+        lines.append(lineno)
     if not bags:
         raise SourceError(f"{path}: no @data rows")
-    y = np.array([1 if str(v).strip("'\"") in ("1", "+1", "true", "pos", "positive") else 0
-                  for v in labels], dtype=np.int8)
+    declared = _nominal_values(class_decl or "")
+    if declared is not None:
+        undeclared = [i for i, v in enumerate(labels) if v not in declared]
+        if undeclared:
+            i = undeclared[0]
+            raise SourceError(f"{path}, line {lines[i]}: class {labels[i]!r} is not among the "
+                              f"declared values {declared} (line {class_line})")
+    where = f"{path}, line {class_line}" if declared is not None else f"{path}"
+    coding = _class_coding(declared if declared is not None else labels, positive, where)
+    y = np.array([coding[v] for v in labels], dtype=np.int8)
     try:
         return Bags.from_list(bags, y, bag_ids=ids, meta={"raw": [str(path)]})
     except BagError as e:
         raise SourceError(f"{path}: {e}") from e
 
 
-def read_any(fmt, path, names=None):
-    """Load a dataset of a given format (user datasets; SPEC §4 table)."""
-    from .store import read_bags
-    readers = {"csv": read_csv, "uci-musk": read_uci_musk, "mat": read_mat, "arff": read_arff,
-               "parquet": read_bags, "c45": lambda p: read_c45(p, names)}
+def read_any(fmt, path, names=None, positive=None, mixed_labels="error"):
+    """Load a dataset of a given format (user datasets; the formats are laid out in the README).
+    ``positive`` declares the positive class value (arff); ``mixed_labels="max"`` accepts bags
+    whose instance rows carry both labels (csv, uci-musk, c45)."""
+    from .store import StoreError, read_bags
+
+    def parquet(p):
+        try:
+            return read_bags(p)
+        except StoreError as e:
+            raise SourceError(str(e)) from e
+
+    readers = {"csv": lambda p: read_csv(p, mixed_labels),
+               "uci-musk": lambda p: read_uci_musk(p, mixed_labels),
+               "mat": read_mat, "arff": lambda p: read_arff(p, positive),
+               "parquet": parquet, "c45": lambda p: read_c45(p, names, mixed_labels)}
     if fmt not in readers:
         raise SourceError(f"unknown format {fmt!r}; supported: {sorted(readers)}")
     if not Path(path).exists():

@@ -24,6 +24,10 @@ from .bags import Bags
 FILES = ("instances.parquet", "bags.parquet", "meta.json")
 
 
+class StoreError(ValueError):
+    """A bag store that is missing, truncated or not laid out as the module docstring says."""
+
+
 def write_bags(bags: Bags, outdir, extra_meta=None):
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -66,22 +70,45 @@ def write_bags(bags: Bags, outdir, extra_meta=None):
     return outdir
 
 
-def read_bags(indir, views=None) -> Bags:
-    """Read a dataset directory; ``views`` restricts to some named views (column groups)."""
-    import pyarrow.parquet as pq
+def _check_store(indir):
+    if not indir.is_dir():
+        what = "a file" if indir.exists() else "nothing there"
+        raise StoreError(f"{indir}: expected a bag-store directory holding {', '.join(FILES)}; "
+                         f"found {what}")
+    missing = [f for f in FILES if not (indir / f).is_file()]
+    if missing:
+        raise StoreError(f"{indir}: bag store lacks {', '.join(missing)} (expected {', '.join(FILES)})")
 
+
+def _read_table(path, columns=None, schema_only=False):
+    import pyarrow.parquet as pq
+    try:
+        return pq.read_schema(path) if schema_only else pq.read_table(path, columns=columns)
+    except Exception as e:                       # ArrowInvalid (truncated), KeyError-like columns
+        raise StoreError(f"{path}: cannot read as a bag-store Parquet table "
+                         f"({type(e).__name__}: {e})") from e
+
+
+def read_bags(indir, views=None) -> Bags:
+    """Read a dataset directory; ``views`` restricts to some named views (column groups).
+    Raises :class:`StoreError` naming the file for a missing, truncated or malformed store."""
     indir = Path(indir)
-    meta = json.loads((indir / "meta.json").read_text())
-    all_views = meta.get("view_order", list(meta["views"]))
+    _check_store(indir)
+    try:
+        meta = json.loads((indir / "meta.json").read_text())
+        all_views = meta.get("view_order", list(meta["views"]))
+    except (ValueError, KeyError, TypeError) as e:
+        raise StoreError(f"{indir / 'meta.json'}: not a bag-store meta file "
+                         f"({type(e).__name__}: {e})") from e
     views = all_views if views is None else list(views)
     unknown = set(views) - set(all_views)
     if unknown:
-        raise KeyError(f"{indir}: unknown view(s) {sorted(unknown)}; available {all_views}")
-    schema_names = pq.read_schema(indir / "instances.parquet").names
+        raise StoreError(f"{indir}: unknown view(s) {sorted(unknown)}; available {all_views}")
+    schema_names = _read_table(indir / "instances.parquet", schema_only=True).names
     cols = ["bag_id"] + [f"view_{v}" for v in views]
     if "instance_label" in schema_names:
         cols.append("instance_label")
-    inst = pq.read_table(indir / "instances.parquet", columns=cols)
+    inst = _read_table(indir / "instances.parquet", columns=cols)
     blocks, view_ranges, start = [], {}, 0
     for v in views:
         col = inst.column(f"view_{v}").combine_chunks()
@@ -90,19 +117,18 @@ def read_bags(indir, views=None) -> Bags:
         view_ranges[v] = (start, start + d)
         start += d
     X = np.hstack(blocks) if len(blocks) > 1 else blocks[0]
-    bag_tab = pq.read_table(indir / "bags.parquet").to_pandas()
+    bag_tab = _read_table(indir / "bags.parquet", columns=["bag_id", "label", "name"]).to_pandas()
     inst_bag = inst.column("bag_id").to_numpy(zero_copy_only=False)
     ids = bag_tab["bag_id"].to_numpy().astype(str)
-    sizes = np.array([0] * len(ids))
     # instances are stored grouped by bag in bag order; verify and derive offsets
     change = np.flatnonzero(inst_bag[1:] != inst_bag[:-1]) + 1
     starts = np.concatenate([[0], change])
     if len(starts) != len(ids) or not (inst_bag[starts].astype(str) == ids).all():
-        raise ValueError(f"{indir}/instances.parquet: instances are not grouped in bags.parquet order")
+        raise StoreError(f"{indir}/instances.parquet: instances are not grouped in bags.parquet order")
     sizes = np.diff(np.concatenate([starts, [len(inst_bag)]]))
     edges = None
     if (indir / "edges.parquet").exists():
-        edges = pq.read_table(indir / "edges.parquet").to_pandas()
+        edges = _read_table(indir / "edges.parquet").to_pandas()
     il = inst.column("instance_label").to_numpy() if "instance_label" in cols else None
     return Bags(X, np.concatenate([[0], np.cumsum(sizes)]), bag_tab["label"].to_numpy(), ids,
                 names=bag_tab["name"].to_numpy(), instance_labels=il, views=view_ranges,

@@ -1,10 +1,32 @@
 # Per-fold rows -> scores, summary, statistics, figures, reproduction table, report.
 
 
+rule check_runs:
+    """Every method file of an experiment reads back whole. A job of its own, because Snakemake
+    removes a job's old outputs when it starts: a corrupt run file stops the workflow here,
+    naming the file, and the previous good scores.parquet and summary.csv stay."""
+    input:
+        experiment_runs,
+    output:
+        "results/{experiment}/runs.tsv",
+    conda:
+        "../../envs/milbench.yaml"
+    log:
+        "results/logs/{experiment}/check_runs.log",
+    benchmark:
+        "results/benchmarks/{experiment}/check_runs.tsv"
+    resources:
+        mem_mb=2000,
+        runtime=30,
+    script:
+        "../scripts/check_runs.py"
+
+
 rule scores:
     """All per-fold rows of one experiment -> scores.parquet and summary.csv (mean ± std)."""
     input:
-        experiment_runs,
+        checked="results/{experiment}/runs.tsv",
+        runs=experiment_runs,
     output:
         scores=report("results/{experiment}/scores.parquet", caption="../report/scores.rst",
                       category="{experiment}", subcategory="tables"),

@@ -1,19 +1,17 @@
 # Input functions and config expansion shared by every rule (Snakemake catalog layout).
 import copy
-import functools
-import re
 import hashlib
+import re
 import sys
-from importlib.util import find_spec
 from pathlib import Path
 
 # The library is importable without installation (scripts do the same via _paths.py).
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
+from milbench.codehash import code_hash, spec_modules
 from milbench.features import images as _im
-from milbench.folds import fold_keys
-from milbench.pipeline import expand_methods
-from milbench.registry import CLASSIFIERS, SELECTORS
+from milbench.folds import check_protocol, fold_keys
+from milbench.pipeline import check_method, expand_methods
 from milbench.runner import experiment_settings
 from milbench.stages import shared_stages
 from milbench.sources import load_manifest
@@ -22,14 +20,18 @@ MANIFEST = load_manifest()
 BUILTIN = sorted(k for k, v in MANIFEST.items() if v["format"] != "archive")
 USER = sorted(config.get("datasets", {}))
 RAW_FILES = {f["path"]: f for v in MANIFEST.values() for f in v["files"]}
-LIB = Path(workflow.basedir) / "workflow" / "milbench"
 EXPERIMENTS = config["experiments"]
 METHODS = {
     exp: {(m["selector_id"], m["classifier_id"]): m for m in expand_methods(cfg)}
     for exp, cfg in EXPERIMENTS.items()
 }
-
-
+# configuration mistakes of every method fail here, at parse time (`snakemake -n`)
+for exp, cfg in EXPERIMENTS.items():
+    for m in METHODS[exp].values():
+        try:
+            check_method(m["selector"], m["classifier"])
+        except ValueError as e:
+            raise ValueError(f"experiment {exp}: {e}") from None
 
 METHOD_STAGE, STAGE_SPECS = {}, {}
 for _exp in EXPERIMENTS:
@@ -38,12 +40,6 @@ for _exp in EXPERIMENTS:
 clash = set(BUILTIN) & set(USER)
 if clash:
     raise ValueError(f"config datasets: {sorted(clash)} clash with built-in dataset names")
-for exp, cfg in EXPERIMENTS.items():
-    for m in METHODS[exp].values():
-        for kind, table in (("selector", SELECTORS), ("classifier", CLASSIFIERS)):
-            if m[kind]["name"] not in table:
-                raise ValueError(f"experiment {exp}: unknown {kind} {m[kind]['name']!r}; "
-                                 f"known: {sorted(table)}")
 
 
 def builtin_raw(wildcards):
@@ -53,14 +49,22 @@ def builtin_raw(wildcards):
     return [f"results/raw/{f['path']}" for f in MANIFEST[wildcards.dataset]["files"]]
 
 
+def store_dir(dataset):
+    """A data set's Parquet store. A chain-built data set's path names its source
+    (`results/bags/corel-cats@synthetic`, `...@src-<hash of the source path>`), so the embedded
+    default's synthetic bags never replace bags built from real data, nor the reverse."""
+    tag = CHAIN_TAGS.get(dataset)
+    return f"results/bags/{dataset}@{tag}" if tag else f"results/bags/{dataset}"
+
+
 def bags_of(dataset):
-    return [f"results/bags/{dataset}/{f}" for f in ("instances.parquet", "bags.parquet", "meta.json")]
+    return [f"{store_dir(dataset)}/{f}" for f in ("instances.parquet", "bags.parquet", "meta.json")]
 
 
 def bag_store(wildcards):
     """A data set's Parquet store as one input file: its meta.json stands for the folder (the
     store is written whole and swapped in at once), a third of the DAG lookups of bags_of."""
-    return f"results/bags/{wildcards.dataset}/meta.json"
+    return f"{store_dir(wildcards.dataset)}/meta.json"
 
 
 def run_files(exp):
@@ -94,7 +98,13 @@ def stage_selector(wildcards):
 
 
 def run_settings(wildcards):
-    return experiment_settings(EXPERIMENTS[wildcards.experiment])
+    m = run_method(wildcards)
+    return experiment_settings(EXPERIMENTS[wildcards.experiment],
+                               tuned=bool(m["selector"].get("tune") or m["classifier"].get("tune")))
+
+
+def stage_settings(wildcards):
+    return experiment_settings(EXPERIMENTS[wildcards.experiment], tuned=False)
 
 
 THREADS = config.get("threads", {})
@@ -117,34 +127,21 @@ def method_runtime(wildcards, threads):
     return per_cell * -(-n_cells(wildcards) // threads)
 
 
-CORE_MODULES = ("bags.py", "base.py", "pipeline.py", "preprocessing.py", "folds.py", "store.py",
-                "runner.py", "stages.py")
-CORE_PATHS = tuple(str(LIB / c) for c in CORE_MODULES)
-
-
-@functools.cache
-def _module_hash(*modules):
-    """Short hash over the source of library modules (given as file paths or module names)."""
-    h = hashlib.sha1()
-    for m in modules:
-        path = Path(m) if m.endswith(".py") else Path(find_spec(m).origin)
-        h.update(path.read_bytes())
-    return h.hexdigest()[:12]
+CORE_MODULES = tuple(f"milbench.{m}" for m in ("bags", "base", "pipeline", "preprocessing",
+                                                   "folds", "store", "runner", "stages"))
 
 
 def code_version(wildcards):
-    """Rerun trigger: hash of the library modules this run executes (core + its two methods),
-    so editing one method's module reruns that method's jobs and nothing else."""
+    """Rerun trigger: hash of every library module the method job imports (the import closure
+    of the core modules and of the registry entries its method names), so editing a method's
+    module, or a helper it imports, reruns that method's jobs and nothing else."""
     m = run_method(wildcards)
-    return _module_hash(*CORE_PATHS,
-                        SELECTORS[m["selector"]["name"]].split(":")[0],
-                        CLASSIFIERS[m["classifier"]["name"]].split(":")[0])
+    return code_hash(*CORE_MODULES, *spec_modules(m["selector"]), *spec_modules(m["classifier"]))
 
 
 def stage_code(wildcards):
-    """Rerun trigger of a fold stage: the core modules and its selector's module."""
-    return _module_hash(*CORE_PATHS,
-                        SELECTORS[stage_selector(wildcards)["name"]].split(":")[0])
+    """Rerun trigger of a fold stage: the import closure of the core and its selector."""
+    return code_hash(*CORE_MODULES, *spec_modules(stage_selector(wildcards)))
 
 
 def all_targets():
@@ -183,7 +180,16 @@ COREL = copy.deepcopy(COREL_DEFAULTS)
 COREL.update({k: v for k, v in config.get("chains", {}).get("corel", {}).items() if k != "synthetic"})
 COREL["synthetic"].update(config.get("chains", {}).get("corel", {}).get("synthetic", {}))
 _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip", ".tar.bz2", ".tar.xz")
-COREL_CHAIN = "results/chains/corel-cats"
+
+
+def chain_tag(source):
+    """`synthetic`, or `src-` and a hash of the source path: part of a chain's output paths."""
+    src = str(source)
+    return "synthetic" if src == "synthetic" else "src-" + hashlib.sha1(src.encode()).hexdigest()[:8]
+
+
+COREL_TAG = chain_tag(COREL["source"])
+COREL_CHAIN = f"results/chains/corel-cats@{COREL_TAG}"
 
 
 def corel_source_dir():
@@ -202,7 +208,6 @@ def corel_source_file():
 
 
 # ---- Reddit chain (rules in reddit.smk) ------------------------------------
-import copy
 
 REDDIT_DEFAULTS = {
     "source": "synthetic",        # synthetic | <path to SNAP redditSubmissions.csv>
@@ -219,7 +224,8 @@ REDDIT_DEFAULTS = {
 REDDIT = copy.deepcopy(REDDIT_DEFAULTS)
 REDDIT.update({k: v for k, v in config.get("chains", {}).get("reddit", {}).items() if k != "synthetic"})
 REDDIT["synthetic"].update(config.get("chains", {}).get("reddit", {}).get("synthetic", {}))
-REDDIT_CHAIN = "results/chains/reddit"
+REDDIT_TAG = chain_tag(REDDIT["source"])
+REDDIT_CHAIN = f"results/chains/reddit@{REDDIT_TAG}"
 REDDIT_SYNTHETIC_CSV = "results/raw/synthetic-reddit/synthetic-redditSubmissions.csv"
 
 
@@ -240,8 +246,11 @@ WEBKB_DEFAULTS = {
 WEBKB = copy.deepcopy(WEBKB_DEFAULTS)
 WEBKB.update({k: v for k, v in config.get("chains", {}).get("webkb", {}).items() if k != "synthetic"})
 WEBKB["synthetic"].update(config.get("chains", {}).get("webkb", {}).get("synthetic", {}))
-WEBKB_CHAIN = "results/chains/webkb"
+WEBKB_TAG = chain_tag(WEBKB["source"])
+WEBKB_CHAIN = f"results/chains/webkb@{WEBKB_TAG}"
 WEBKB_TASKS = ("course", "faculty", "student", "project", "department", "staff", "other")
+CHAIN_TAGS = {"corel-cats": COREL_TAG, "reddit": REDDIT_TAG,
+              **{f"webkb-{t}": WEBKB_TAG for t in WEBKB_TASKS}}
 
 PROTEIN_GRAPH_DEFAULTS = {
     "table": None,              # user pairwise score table (a, b, score); None = kNN substitute
@@ -250,6 +259,23 @@ PROTEIN_GRAPH_DEFAULTS = {
     "drop_position": True,      # drop CSV column 0 (window position 0-188): paper uses 8 features
 }
 PROTEIN_GRAPH = {**PROTEIN_GRAPH_DEFAULTS, **config.get("chains", {}).get("protein_graph", {})}
+
+# Every data set a rule can build: an experiment naming another fails at parse time (`-n`).
+KNOWN_DATASETS = BUILTIN + USER + ["corel-cats", "reddit", "protein-graph"] + \
+    [f"webkb-{t}" for t in WEBKB_TASKS]
+for exp, cfg in EXPERIMENTS.items():
+    unknown = [d for d in cfg["datasets"] if d not in KNOWN_DATASETS]
+    if unknown:
+        raise ValueError(f"experiment {exp}: unknown data set(s) {unknown}; known: "
+                         f"{sorted(KNOWN_DATASETS)} (or declare it under `datasets:`)")
+    for ds in cfg["datasets"]:                     # built-ins: class counts known in advance
+        expect = MANIFEST.get(ds, {}).get("expect", {})
+        if "n_positive" in expect:
+            try:
+                check_protocol(cfg["protocol"], [expect["n_bags"] - expect["n_positive"],
+                                                 expect["n_positive"]])
+            except ValueError as e:
+                raise ValueError(f"experiment {exp}: protocol on {ds}: {e}") from None
 
 
 def webkb_site_dir():

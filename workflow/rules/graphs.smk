@@ -58,8 +58,6 @@ rule webkb_parse:
         raw_files=webkb_raw_files(),
     conda:
         "../../envs/milbench.yaml"
-    conda:
-        "../../envs/milbench.yaml"
     log:
         "results/logs/chains/webkb_parse.log",
     benchmark:
@@ -78,13 +76,12 @@ rule webkb_bags:
         links=f"{WEBKB_CHAIN}/links.parquet",
         info=f"{WEBKB_CHAIN}/site.json",
     output:
-        bags_of("webkb-{task}") + ["results/bags/webkb-{task}/edges.parquet"],
+        [f"results/bags/webkb-{{task}}@{WEBKB_TAG}/{f}"
+         for f in ("instances.parquet", "bags.parquet", "meta.json", "edges.parquet")],
     params:
         cfg={k: v for k, v in WEBKB.items() if k not in ("synthetic", "source")},
     wildcard_constraints:
         task="|".join(WEBKB_TASKS),
-    conda:
-        "../../envs/milbench.yaml"
     conda:
         "../../envs/milbench.yaml"
     log:
@@ -109,8 +106,6 @@ rule protein_graph:
     params:
         cfg=PROTEIN_GRAPH,
         offline=config.get("offline", False),
-    conda:
-        "../../envs/milbench.yaml"
     conda:
         "../../envs/milbench.yaml"
     log:

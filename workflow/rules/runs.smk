@@ -13,7 +13,7 @@ rule fold_stage:
         "results/{experiment}/stages/{dataset}/{stage}.parquet",
     params:
         selector=stage_selector,
-        experiment_cfg=run_settings,
+        experiment_cfg=stage_settings,
         cells=lambda wc: fold_keys(EXPERIMENTS[wc.experiment]["protocol"]),
         code=stage_code,
     threads: method_threads

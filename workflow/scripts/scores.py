@@ -4,7 +4,7 @@ from milbench.runlog import setup
 from milbench.pipeline import aggregate, summarise
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
-scores = aggregate(snakemake.input)
+scores = aggregate(snakemake.input.runs)
 scores.to_parquet(snakemake.output.scores, index=False)
 summarise(scores, snakemake.params.metrics).to_csv(snakemake.output.summary, index=False,
                                                    float_format="%.6g")

@@ -20,7 +20,10 @@ C = 4 are the values Wang & Zucker report as best on Musk.
 """
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..base import MILClassifier
 from ..distances import METRICS, cached_bag_distances
@@ -36,6 +39,12 @@ class CitationKNN(MILClassifier):
     After fit: ``diagnostics_`` {n_train_bags}.  Departure: none in the rule; the paper does
     not say how distance ties are ranked (we use training order / inclusive citer ties).
     """
+
+    _parameter_constraints = {
+        "references": [Interval(Integral, 0, None, closed="left")],
+        "citers": [Interval(Integral, 0, None, closed="left")],
+        "metric": [StrOptions(set(METRICS))],
+    }
 
     def __init__(self, references=2, citers=4, metric="min"):
         self.references = references

@@ -38,13 +38,12 @@ from sklearn.utils.validation import has_fit_parameter
 from ..base import MILClassifier, WeightedMILClassifier
 from .miboost import STOP_CODES
 
-DEFAULT_BASE = {"name": "mi-wrapper", "estimator": "tree"}
-
-
 def make_member(base, seed):
-    """A fresh, unfitted member from a registry config dict or an estimator instance."""
+    """A fresh, unfitted member from a registry config dict or an estimator instance (None:
+    MI-Wrapper around a tree)."""
     if base is None:
-        base = DEFAULT_BASE
+        from .wrapper import MIWrapper
+        base = MIWrapper(estimator="tree")
     if isinstance(base, dict):
         from .. import registry
         if "name" not in base:

@@ -32,7 +32,10 @@ What is implemented here (the bag-level model, *not* the MKL relaxation):
 """
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 from scipy import sparse
 from sklearn.svm import SVC
 
@@ -75,6 +78,13 @@ class KISVM(MILClassifier):
     """
 
     STOP_REASONS = {"converged": 0, "cycle": 1, "max_iter": 2}
+
+    _parameter_constraints = {
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "kernel": [StrOptions(set(KERNELS))],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+    }
 
     def __init__(self, C=1.0, kernel="rbf", gamma=None, ratio=1.0, max_iter=20, tol=1e-3):
         self.C = C

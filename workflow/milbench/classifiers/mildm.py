@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..bags import stack
-from ..base import MILClassifier, n_from_fraction
+from ..base import FRACTION_OR_COUNT, MILClassifier, n_from_fraction
 from ..estimators import make_estimator
 from .odm import resolve_gamma, sq_norms
 
@@ -73,6 +73,10 @@ class MILDM(MILClassifier):
     ``transform(bags)`` gives the (n_bags, m) mapping onto the DIP; ``map_pool(bags)`` the
     (n_bags, |pool|) mapping onto the whole pool.
     """
+
+    _parameter_constraints = {
+        "m": FRACTION_OR_COUNT,
+    }
 
     def __init__(self, m=0.1, gamma=None, estimator="knn", estimator_params=None,
                  random_state=None):

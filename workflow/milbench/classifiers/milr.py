@@ -14,7 +14,10 @@ scikit-learn's ``LogisticRegression(C=C)`` (tested).
 """
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
@@ -87,6 +90,16 @@ class MILR(MILClassifier):
     sharpness), fit_intercept, max_iter, tol (L-BFGS gradient tolerance), warm_start_si
     (initialise from single-instance logistic regression with inherited labels).
     """
+
+    _parameter_constraints = {
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "combine": [StrOptions(set(COMBINE))],
+        "alpha": [Interval(Real, 0, None, closed="left")],
+        "fit_intercept": ["boolean"],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "warm_start_si": ["boolean"],
+    }
 
     def __init__(self, C=1.0, combine="softmax", alpha=3.5, fit_intercept=True,
                  max_iter=1000, tol=1e-6, warm_start_si=False):

@@ -45,7 +45,10 @@ fit's per-round blocks (benchmarks/bench_miordm.py --cache).
 """
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval
 
 from ..bags import stack
 from ..base import MILClassifier
@@ -108,6 +111,14 @@ class MIORDM(MILClassifier):
     """
 
     STOP_REASONS = {"converged": 0, "cycle": 1, "max_iter": 2}
+
+    _parameter_constraints = {
+        "lam": [Interval(Real, 0, None, closed="neither")],
+        "theta": [Interval(Real, 0, 1, closed="left")],
+        "mu": [Interval(Real, 0, 1, closed="right")],
+        "max_rounds": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+    }
 
     def __init__(self, lam=256.0, theta=0.7, mu=0.7, kernel="rbf", gamma=None, max_rounds=50,
                  tol=1e-6, max_sweeps=2000, newton_every=1, keep="last", random_state=None):

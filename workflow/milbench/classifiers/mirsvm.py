@@ -18,7 +18,10 @@ Choices (stated, not hidden):
 """
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval
 from sklearn.svm import SVC
 
 from ..bags import stack
@@ -45,6 +48,12 @@ class MIRSVM(MILClassifier):
     """
 
     STOP_REASONS = {"converged": 0, "cycle": 1, "max_iter": 2}
+
+    _parameter_constraints = {
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+    }
 
     def __init__(self, C=1.0, kernel="rbf", gamma=None, init="random", max_iter=50, tol=1e-3,
                  random_state=None):

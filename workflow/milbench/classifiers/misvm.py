@@ -36,7 +36,10 @@ Instance outputs: ``decision_instances(X)`` (f for every instance, stacked in ba
 """
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 from sklearn.svm import SVC
 
@@ -119,6 +122,13 @@ class _InstanceSVM:
 
 
 class _MISVMBase(MILClassifier):
+    _parameter_constraints = {
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "kernel": [StrOptions(set(KERNELS))],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+    }
+
     def __init__(self, kernel="linear", C=1.0, C_scaling="none", gamma=None, degree=3,
                  coef0=1.0, max_iter=50, tol=1e-3, precompute="auto", precompute_max=3000,
                  cache_size=200):

@@ -54,12 +54,15 @@ from __future__ import annotations
 
 import time
 
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval
 from scipy.optimize import minimize
 from scipy.special import expit
 
 from ..bags import check_bags, segment_softmax_weights, stack
-from ..base import MILTransformer, n_from_fraction
+from ..base import FRACTION_OR_COUNT, MILTransformer, n_from_fraction
 
 _ARMIJO_C = 1e-4
 _MAX_BACKTRACK = 40
@@ -150,6 +153,13 @@ class MIDR(MILTransformer):
     (v), ``intercept_`` (b), ``mean_``, ``n_iter_``, ``objective_history_``,
     ``orthonormality_history_`` (‖AᵀA − I‖_F after every step), ``diagnostics_``.
     """
+
+    _parameter_constraints = {
+        "dims": FRACTION_OR_COUNT,
+        "C1": [Interval(Real, 0, None, closed="left")],
+        "C2": [Interval(Real, 0, None, closed="left")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+    }
 
     def __init__(self, dims=0.3, C1=0.01, C2=1.0, alpha=3.5, project="A", init="pca",
                  v_l2=0.1, max_iter=100, tol=1e-5, v_max_iter=10, random_state=None):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import stages
-from ..base import MILTransformer, n_from_fraction
+from ..base import FRACTION_OR_COUNT, MILTransformer, n_from_fraction
 
 
 def truncated_pca(state, k, random_state=None):
@@ -34,6 +34,10 @@ def truncated_pca(state, k, random_state=None):
 class BagPCA(MILTransformer):
     """PCA fitted on the stacked training instances; ``dims`` is a fraction of D or a count.
     Fold stage (milbench.stages): the full SVD; ``dims`` only truncates it."""
+
+    _parameter_constraints = {
+        "dims": FRACTION_OR_COUNT,
+    }
 
     def __init__(self, dims=0.3, random_state=None):
         self.dims = dims

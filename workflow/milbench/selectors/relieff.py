@@ -50,13 +50,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from numbers import Integral
+
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 from scipy.spatial.distance import cdist
 from sklearn.utils import check_random_state
 
 from .. import stages
 from ..bags import stack
-from ..base import FeatureSubsetTransformer, n_from_fraction
+from ..base import FRACTION_OR_COUNT, FeatureSubsetTransformer, n_from_fraction
 
 METRICS = ("max", "min", "avg", "adapted")
 INSTANCE_METRICS = ("manhattan", "euclidean")
@@ -326,6 +329,13 @@ class ReliefFMI(FeatureSubsetTransformer):
     random_state (bag sampling when m < #bags), block_size (elements per distance block).
     Fold stage (milbench.stages): W and the sampling diagnostics; ``percent`` is downstream.
     """
+
+    _parameter_constraints = {
+        "metric": [StrOptions(set(METRICS))],
+        "k": [Interval(Integral, 1, None, closed="left")],
+        "m": [Interval(Integral, 1, None, closed="left")],
+        "percent": [*FRACTION_OR_COUNT, None],
+    }
 
     def __init__(self, metric="adapted", k=80, m=180, percent=0.5, instance_metric="manhattan",
                  random_state=None, block_size=2 ** 21):

@@ -1,0 +1,34 @@
+"""milbench.codehash: a job's rerun trigger covers every library module it imports."""
+from milbench.codehash import ROOT, code_hash, direct_imports, import_closure, spec_modules
+
+
+def names(paths):
+    return {str(p.relative_to(ROOT)) for p in paths}
+
+
+def test_closure_follows_relative_lazy_and_package_imports():
+    got = names(import_closure("milbench.classifiers.citation_knn"))
+    assert {"__init__.py", "classifiers/__init__.py", "classifiers/citation_knn.py",
+            "distances.py", "base.py", "bags.py"} <= got
+    assert "classifiers/milr.py" not in got
+    # ensembles builds its default member (MI-Wrapper) inside a function
+    assert "classifiers/wrapper.py" in names(import_closure("milbench.classifiers.ensembles"))
+
+
+def test_direct_imports_resolve_relative_levels():
+    deps = direct_imports(ROOT / "classifiers" / "citation_knn.py")
+    assert "milbench.distances" in deps and "milbench.base" in deps
+    assert all(d.startswith("milbench") for d in deps)
+
+
+def test_spec_modules_include_nested_registry_names():
+    spec = {"name": "mi-bagging", "base": {"name": "mi-wrapper", "estimator": "tree"}}
+    assert spec_modules(spec) == ["milbench.classifiers.ensembles", "milbench.classifiers.wrapper"]
+    assert spec_modules({"name": "hydr-mi", "classifier": "milr"}) == [
+        "milbench.classifiers.milr", "milbench.selectors.hydr"]
+
+
+def test_hash_depends_on_every_module_of_the_closure():
+    a = code_hash("milbench.classifiers.citation_knn")
+    b = code_hash("milbench.classifiers.milr")
+    assert a != b and len(a) == 12

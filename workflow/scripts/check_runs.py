@@ -1,0 +1,9 @@
+import _paths  # noqa: F401 - puts workflow/ on sys.path
+from milbench.runlog import setup
+
+from milbench.pipeline import check_run_files
+
+log = setup(snakemake)  # noqa: F821 - injected by Snakemake
+table = check_run_files(snakemake.input)
+table.to_csv(snakemake.output[0], sep="\t", index=False)
+log.info("%d run files, %d rows", len(table), table["rows"].sum())
