@@ -1,6 +1,11 @@
 # Per-fold rows -> scores, summary, statistics, figures, reproduction table, report.
 
 
+# reading the method files back is light: on a cluster it runs where Snakemake runs, not as a job
+localrules:
+    check_runs,
+
+
 rule check_runs:
     """Every method file of an experiment reads back whole. A job of its own, because Snakemake
     removes a job's old outputs when it starts: a corrupt run file stops the workflow here,
