@@ -229,6 +229,13 @@ METHOD_CASES = [
     ("unknown-estimator-param", {"name": "none"},
      {"name": "mi-simple", "estimator": "tree", "estimator_params": {"depth": 2}}, r"depth"),
     ("unknown-selector", {"name": "pcaa"}, {"name": "milr"}, r"unknown selector 'pcaa'"),
+    ("probability-above-1", {"name": "hydr-mi", "classifier": "@classifier", "mutation_rate": 1.5},
+     {"name": "mi-simple"}, r"selector hydr-mi: The 'mutation_rate' parameter"),
+    ("zero-members", {"name": "none"}, {"name": "mi-bagging", "n_estimators": 0},
+     r"classifier mi-bagging: The 'n_estimators' parameter"),
+    ("nested-base-unknown-parameter", {"name": "none"},
+     {"name": "mi-bagging", "base": {"name": "mi-wrapper", "estimatr": "tree"}},
+     r"classifier MIWrapper: unknown parameter\(s\) \['estimatr'\]"),
 ]
 
 

@@ -120,7 +120,7 @@ def test_musk1_featurespace_nsk_differs(shared_data):
 @pytest.mark.parametrize("bad,msg", [({"instance_kernel": "linear"}, "instance_kernel"),
                                      ({"normalize": "l2"}, "normalize"),
                                      ({"C_scaling": "n"}, "C_scaling"),
-                                     ({"C": 0}, "C must"), ({"gamma": -1.0}, "gamma")])
+                                     ({"C": 0}, "'C' parameter"), ({"gamma": -1.0}, "gamma")])
 def test_clear_errors(bad, msg):
     bags, y = random_bags()
     with pytest.raises(ValueError, match=msg):

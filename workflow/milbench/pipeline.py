@@ -121,8 +121,8 @@ def check_method(selector, classifier):
     """Configuration errors of one method, found without data (called when the workflow is
     parsed): unknown names or parameters, ``tune`` keys the estimator lacks, values that an
     estimator's ``_parameter_constraints`` (scikit-learn's declaration) refuses, and an unknown
-    single-instance ``estimator`` / ``estimator_params`` — every grid point included. Raises
-    ValueError naming the method and key."""
+    single-instance ``estimator`` / ``estimator_params`` — every grid point and nested registry
+    entry included. Raises ValueError naming the method and key."""
     from .base import validate_params
     from .estimators import make_estimator
     from .registry import make
@@ -134,6 +134,9 @@ def check_method(selector, classifier):
             est = make(kind, base)
         except KeyError as e:
             raise ValueError(e.args[0]) from None
+        for v in base.values():                  # a nested entry: an ensemble's base, ...
+            if isinstance(v, dict) and "name" in v:
+                check_method({"name": "none"}, v)
         params = est.get_params(deep=False)
         tune = spec.get("tune", {})
         bad = sorted(set(tune) - set(params))

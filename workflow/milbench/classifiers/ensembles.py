@@ -31,7 +31,10 @@ DecisionStump).
 """
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval
 from sklearn.base import clone
 from sklearn.utils.validation import has_fit_parameter
 
@@ -68,6 +71,11 @@ def _member_proba(est, bags):
 class MIBagging(MILClassifier):
     """Bagging over bags of any milbench classifier (see module docstring)."""
 
+    _parameter_constraints = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "max_samples": [Interval(Real, 0, 1, closed="right")],
+    }
+
     def __init__(self, base=None, n_estimators=10, max_samples=1.0, random_state=None):
         self.base = base
         self.n_estimators = n_estimators
@@ -101,6 +109,10 @@ class MIBagging(MILClassifier):
 
 class MIAdaBoost(WeightedMILClassifier):
     """AdaBoost.M1 / two-class SAMME over bags of any milbench classifier (see module docstring)."""
+
+    _parameter_constraints = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def __init__(self, base=None, n_estimators=10, random_state=None):
         self.base = base

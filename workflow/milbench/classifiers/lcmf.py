@@ -23,7 +23,10 @@ container given to ``decision_function`` has edges to training bag ids).
 """
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
@@ -110,6 +113,12 @@ class LCMF(MILClassifier):
     Parameters: n_factors (k), alpha (content weight α), gamma (‖U‖² weight), beta (‖V‖², ‖Z‖²
     weight), svm_C (LinearSVC C), max_iter (L-BFGS iterations), random_state (start).
     """
+
+    _parameter_constraints = {
+        "n_factors": [Interval(Integral, 1, None, closed="left")],
+        "svm_C": [Interval(Real, 0, None, closed="neither")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def __init__(self, n_factors=50, alpha=1.0, gamma=0.1, beta=0.1, svm_C=1.0, max_iter=300,
                  random_state=None):

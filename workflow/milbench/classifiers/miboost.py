@@ -25,7 +25,10 @@ usually perfect on its training bags at step c and MIBoost then equals a single 
 """
 from __future__ import annotations
 
+from numbers import Integral
+
 import numpy as np
+from sklearn.utils._param_validation import Interval
 from scipy.optimize import brentq
 from scipy.special import expit
 from sklearn.utils.validation import has_fit_parameter
@@ -66,6 +69,10 @@ class MIBoost(MILClassifier):
                 ``fit`` accepts ``sample_weight`` ("tree" stands in for REPTree).
     n_estimators : maximum number of boosting rounds (Weka -I, default 10).
     """
+
+    _parameter_constraints = {
+        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def __init__(self, estimator="stump", estimator_params=None, n_estimators=10,
                  random_state=None):

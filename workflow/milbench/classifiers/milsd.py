@@ -58,7 +58,10 @@ from __future__ import annotations
 import time
 import warnings
 
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval
 import scipy.sparse as sp
 
 from ..bags import Bags, BagError, check_bags, labels_to_01, stack
@@ -398,6 +401,13 @@ class MILSD(MILClassifier):
     scaling : "mean" (paper: C/n, μ/|E|) or "sum" (C, μ per bag / per edge).
     random_state : unused (the algorithm is deterministic); accepted for pipeline uniformity.
     """
+
+    _parameter_constraints = {
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "mu": [Interval(Real, 0, None, closed="left")],
+        "max_cccp": [Interval(Integral, 1, None, closed="left")],
+        "max_cp": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def __init__(self, C=1.0, mu=0.1, graph="bag", eps1=1e-3, eps2=1e-3, tol=1e-3,
                  max_cccp=50, max_cp=2000, degree="out", bias=1.0, scaling="mean",

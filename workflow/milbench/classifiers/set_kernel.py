@@ -34,7 +34,10 @@ normalisation unless asked for.  With feature-space normalisation the same proto
 """
 from __future__ import annotations
 
+from numbers import Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval
 from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
 from sklearn.svm import SVC
 
@@ -133,6 +136,11 @@ class SetKernelSVM(MILClassifier):
     Departure: Weka's SMO (used by hydr-mi) also normalises features to [0, 1] inside the
     classifier; here scaling is the pipeline's job (fitted on training instances only).
     """
+
+    _parameter_constraints = {
+        "C": [Interval(Real, 0, None, closed="neither")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+    }
 
     def __init__(self, instance_kernel="rbf", gamma=None, degree=3, coef0=1.0,
                  normalize="featurespace", C=1.0, C_scaling="none", tol=1e-3,

@@ -48,7 +48,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from numbers import Integral, Real
+
 import numpy as np
+from sklearn.utils._param_validation import Interval
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 from sklearn.utils import check_random_state
@@ -233,6 +236,15 @@ class HyDRMI(FeatureSubsetTransformer):
     Fold stage (milbench.stages): the ReliefF-MI weights of step 1 (metric, k, m,
     instance_metric and the derived sampling seed); everything else is downstream.
     """
+
+    _parameter_constraints = {
+        "population_size": [Interval(Integral, 2, None, closed="left")],
+        "n_generations": [Interval(Integral, 1, None, closed="left")],
+        "crossover_rate": [Interval(Real, 0, 1, closed="both")],
+        "mutation_rate": [Interval(Real, 0, 1, closed="both")],
+        "inner_cv": [Interval(Integral, 2, None, closed="left")],
+        "n_seeds": [Interval(Integral, 1, None, closed="left")],
+    }
 
     def __init__(self, classifier=None, metric="adapted", k=80, m=180, percent=0.5,
                  instance_metric="manhattan", population_size=100, n_generations=50,
