@@ -132,16 +132,16 @@ class LCMF(MILClassifier):
 
     @staticmethod
     def _unpack(X, y=None):
-        if isinstance(X, Bags):
-            ids = X.bag_ids.tolist()
+        if isinstance(X, Bags):                   # float64, as check_bags gives a list
+            ids, inst = X.bag_ids.tolist(), np.asarray(X.instances, dtype=np.float64)
             if y is None:
-                return X.instances, X.offsets, ids, None, None
+                return inst, X.offsets, ids, None, None
             if len(y) != len(X):
                 raise BagError(f"{len(X)} bags but {len(y)} labels")
             y01, classes = labels_to_01(y)
             if len(classes) < 2:
                 raise BagError(f"training data has a single class {classes.tolist()}; need both")
-            return X.instances, X.offsets, ids, y01, classes
+            return inst, X.offsets, ids, y01, classes
         bags, y01, classes = check_bags(X, y)
         inst, off = stack(bags)
         return inst, off, [None] * len(bags), y01, classes

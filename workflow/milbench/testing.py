@@ -1,0 +1,156 @@
+"""Is an estimator a valid MIL classifier for this pipeline? The contract our own estimators
+pass, in the spirit of scikit-learn's ``check_estimator``, for a researcher's own method:
+
+    from milbench.testing import check_mil_estimator
+    check_mil_estimator(MyMIL())            # AssertionError naming every failed check
+
+Each check fits a fresh clone on a small seeded data set of bags (positives hold one shifted
+"witness" instance); the checks are named after what they require.
+"""
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import clone
+
+
+def toy_bags(n_bags=24, d=3, seed=0, max_size=4, singletons=False):
+    """Bags (list of arrays) and 0/1 labels: positive bags hold one instance shifted by 3 in
+    feature 0; with ``singletons`` every bag has one instance."""
+    rng = np.random.default_rng(seed)
+    bags, y = [], []
+    for i in range(n_bags):
+        size = 1 if singletons else int(rng.integers(1, max_size + 1))
+        b = rng.normal(size=(size, d))
+        if i % 2:
+            b[0, 0] += 3.0
+        bags.append(b)
+        y.append(i % 2)
+    return bags, np.array(y)
+
+
+def _seeded(est):
+    """A clone with ``random_state=0`` where the estimator has one (None draws anew per fit)."""
+    twin = clone(est)
+    return twin.set_params(random_state=0) if "random_state" in twin.get_params(deep=False) else twin
+
+
+def _fit(est, bags, y):
+    return _seeded(est).fit(bags, y)
+
+
+def _scores(model, bags):
+    if hasattr(model, "decision_function"):
+        return np.asarray(model.decision_function(bags), dtype=float)
+    return np.asarray(model.predict_proba(bags), dtype=float)[:, 1]
+
+
+def check_clone(est, bags, y):
+    params = est.get_params(deep=False)
+    twin = clone(est)
+    assert twin is not est and twin.get_params(deep=False).keys() == params.keys(), \
+        "clone(est) must give an unfitted copy with the same parameters"
+    assert est.set_params(**params) is est, "set_params must return the estimator"
+
+
+def check_fit_returns_self(est, bags, y):
+    model = clone(est)
+    assert model.fit(bags, y) is model, "fit must return self"
+    assert hasattr(model, "classes_"), "a fitted classifier has classes_"
+
+
+def check_scores_shape(est, bags, y):
+    model = _fit(est, bags, y)
+    assert hasattr(model, "decision_function") or hasattr(model, "predict_proba"), \
+        "needs decision_function or predict_proba (AUROC uses it)"
+    s = _scores(model, bags)
+    assert s.shape == (len(bags),) and np.isfinite(s).all(), \
+        f"bag scores must be a finite array of shape ({len(bags)},), got {s.shape}"
+    pred = np.asarray(model.predict(bags))
+    assert pred.shape == (len(bags),) and set(pred.tolist()) <= set(model.classes_.tolist()), \
+        "predict must return one of classes_ per bag"
+
+
+def check_bags_container(est, bags, y):
+    """Fit on the same training bags given as a Bags container and as a list of arrays, score
+    the same new bags (other ids: a method may keep what it learnt of a training bag by id)."""
+    from .bags import Bags
+    train = [b.astype(np.float32) for b in bags]          # the values a Bags container holds
+    test, yt = toy_bags(seed=1)
+    test = [b.astype(np.float32) for b in test]
+    ids = [f"new-{i}" for i in range(len(test))]
+    a = _scores(_fit(est, Bags.from_list(train, y), y), Bags.from_list(test, yt, bag_ids=ids))
+    b = _scores(_fit(est, train, y), test)
+    np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-9,
+                               err_msg="a Bags container and a list of arrays must fit alike")
+
+
+def check_pm1_labels(est, bags, y):
+    model = _fit(est, bags, 2 * y - 1)
+    assert sorted(model.classes_.tolist()) == [-1, 1], "classes_ must be the labels given"
+    np.testing.assert_allclose(_scores(model, bags), _scores(_fit(est, bags, y), bags),
+                               rtol=1e-6, atol=1e-9,
+                               err_msg="labels ±1 and 0/1 must give the same scores")
+    assert set(np.asarray(model.predict(bags)).tolist()) <= {-1, 1}, "predict returns ±1 labels"
+
+
+def check_singleton_bags(est, bags, y):
+    one, y1 = toy_bags(singletons=True)
+    s = _scores(_fit(est, one, y1), one)
+    assert s.shape == (len(one),) and np.isfinite(s).all(), "bags of one instance must work"
+
+
+def check_test_order(est, bags, y):
+    model = _fit(est, bags, y)
+    perm = np.random.default_rng(1).permutation(len(bags))
+    np.testing.assert_allclose(_scores(model, [bags[i] for i in perm]), _scores(model, bags)[perm],
+                               rtol=1e-6, atol=1e-9,
+                               err_msg="a bag's score must not depend on the other test bags")
+
+
+def check_deterministic(est, bags, y):
+    np.testing.assert_array_equal(_scores(_fit(est, bags, y), bags),
+                                  _scores(_fit(est, bags, y), bags),
+                                  err_msg="two fits with the same random_state must agree")
+
+
+def check_bad_input(est, bags, y):
+    from .bags import BagError  # noqa: F401 - a ValueError
+    cases = {"NaN feature": ([np.full_like(bags[0], np.nan)] + bags[1:], y),
+             "a single class": (bags, np.zeros_like(y)),
+             "labels and bags of different lengths": (bags, y[:-1]),
+             "an empty bag": ([bags[0][:0]] + bags[1:], y)}
+    for what, (X, labels) in cases.items():
+        try:
+            clone(est).fit(X, labels)
+        except ValueError:
+            continue
+        raise AssertionError(f"fit must raise ValueError on {what}")
+    model = _fit(est, bags, y)
+    try:
+        model.predict([b[:, :-1] for b in bags])
+    except ValueError:
+        return
+    raise AssertionError("predict must raise ValueError on a different number of features")
+
+
+CHECKS = (check_clone, check_fit_returns_self, check_scores_shape, check_bags_container,
+          check_pm1_labels, check_singleton_bags, check_test_order, check_deterministic,
+          check_bad_input)
+
+
+def check_mil_estimator(est, *, raise_on_failure=True):
+    """Run every check on ``est``; return {check name: None or its failure message}. With
+    ``raise_on_failure``, an AssertionError names every failed check."""
+    bags, y = toy_bags()
+    results = {}
+    for check in CHECKS:
+        try:
+            check(est, bags, y)
+            results[check.__name__] = None
+        except Exception as e:               # a crash is a failed check too, named
+            results[check.__name__] = f"{type(e).__name__}: {str(e).strip().splitlines()[0] if str(e).strip() else ''}"
+    failed = {k: v for k, v in results.items() if v}
+    if failed and raise_on_failure:
+        raise AssertionError(f"{type(est).__name__} fails {len(failed)} of {len(CHECKS)} MIL "
+                             "checks:\n" + "\n".join(f"  {k}: {v}" for k, v in failed.items()))
+    return results
