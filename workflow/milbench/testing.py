@@ -114,7 +114,6 @@ def check_deterministic(est, bags, y):
 
 
 def check_bad_input(est, bags, y):
-    from .bags import BagError  # noqa: F401 - a ValueError
     cases = {"NaN feature": ([np.full_like(bags[0], np.nan)] + bags[1:], y),
              "a single class": (bags, np.zeros_like(y)),
              "labels and bags of different lengths": (bags, y[:-1]),
