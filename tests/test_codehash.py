@@ -16,7 +16,7 @@ def test_closure_follows_relative_lazy_and_package_imports():
 
 
 def test_direct_imports_resolve_relative_levels():
-    deps = direct_imports(ROOT / "classifiers" / "citation_knn.py")
+    deps = direct_imports("milbench.classifiers.citation_knn")
     assert "milbench.distances" in deps and "milbench.base" in deps
     assert all(d.startswith("milbench") for d in deps)
 
@@ -32,3 +32,13 @@ def test_hash_depends_on_every_module_of_the_closure():
     a = code_hash("milbench.classifiers.citation_knn")
     b = code_hash("milbench.classifiers.milr")
     assert a != b and len(a) == 12
+
+
+def test_own_module_is_hashed_with_what_it_imports_from_the_library():
+    from conftest import REPO
+    from milbench.registry import add_code_dirs
+    add_code_dirs([str(REPO / "examples" / "own_method")])
+    assert spec_modules({"name": "pooling:MeanMaxPooling", "C": 1}) == ["pooling"]
+    files = {p.name for p in import_closure("pooling")}
+    assert {"pooling.py", "bags.py"} <= files          # its own file and milbench.bags
+    assert not any("site-packages" in str(p) for p in import_closure("pooling"))  # sklearn not

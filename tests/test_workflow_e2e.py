@@ -103,6 +103,21 @@ def test_method_jobs_equal_the_per_fold_design(finished_run):
     pd.testing.assert_frame_equal(ours, aggregate(per_fold).drop(columns=TIMING), check_exact=True)
 
 
+def test_notebook_entry_equals_the_workflow(finished_run):
+    """milbench.runner.run_experiment on the same bags and config entry gives the rows the
+    Snakemake run wrote, on every column but the timings."""
+    from milbench.runner import run_experiment
+    from milbench.store import read_bags
+
+    wd = finished_run
+    bags = read_bags(wd / "results/bags/musk1")
+    ours = run_experiment(e2e_config()["experiments"]["tiny"], bags, dataset="musk1",
+                          experiment="tiny", threads=2)
+    pd.testing.assert_frame_equal(
+        ours.drop(columns=TIMING),
+        pd.read_parquet(wd / "results/tiny/scores.parquet").drop(columns=TIMING), check_exact=True)
+
+
 def test_method_log_reports_every_cell(finished_run):
     logs = sorted((finished_run / "results/logs/tiny/runs/musk1").glob("*/*.log"))
     assert len(logs) == 4

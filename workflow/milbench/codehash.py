@@ -1,45 +1,59 @@
-"""Rerun triggers from source code: the import closure of a job's modules inside the library.
+"""Rerun triggers from source code: the import closure of a job's project modules.
 
-A method job runs the core modules plus its selector's and classifier's modules, and whatever
-those import from the library, at module level or inside a function (``from ..distances import
-...`` in a method body runs when the method runs). :func:`import_closure` follows those imports
-through the source (``ast``, nothing is imported), so editing a shared helper such as
-``distances.py`` or ``classifiers/wrapper.py`` reruns exactly the jobs that import it.
+A method job runs the core modules plus its selector's and classifier's modules (a user's own
+'module:Class' method included), and whatever those import from the project, at module level
+or inside a function (``from ..distances import ...`` in a method body runs when the method
+runs). :func:`import_closure` follows those imports through the source (``ast``: the library is
+read, never imported), so editing a shared helper such as ``distances.py`` or
+``classifiers/wrapper.py`` reruns exactly the jobs that import it.
 """
 from __future__ import annotations
 
 import ast
 import functools
 import hashlib
+import importlib.util
+import sysconfig
 from pathlib import Path
 
 PACKAGE = "milbench"
 ROOT = Path(__file__).resolve().parent          # workflow/milbench
-
-
-def module_path(name):
-    """Source file of a library module name (``milbench.a.b``), or None outside the library."""
-    parts = name.split(".")
-    if parts[0] != PACKAGE:
-        return None
-    base = ROOT.joinpath(*parts[1:])
-    for p in (base.with_suffix(".py"), base / "__init__.py"):
-        if p.is_file():
-            return p
-    return None
-
-
-def _module_name(path):
-    rel = Path(path).resolve().relative_to(ROOT).with_suffix("")
-    parts = [PACKAGE, *rel.parts]
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+_INSTALLED = {Path(sysconfig.get_paths()[k]).resolve() for k in ("stdlib", "purelib", "platlib")}
 
 
 @functools.cache
-def direct_imports(path):
-    """Library modules a source file imports anywhere in its body (names, sorted)."""
-    path = Path(path)
-    name = _module_name(path)
+def module_path(name):
+    """Source file of a project module: the library (found without importing) or a user's own
+    module (a 'module:Class' method, from a `code:` directory or an editable install). None for
+    the standard library, installed packages and what cannot be found."""
+    parts = name.split(".")
+    if parts[0] == PACKAGE:
+        base = ROOT.joinpath(*parts[1:])
+        for p in (base.with_suffix(".py"), base / "__init__.py"):
+            if p.is_file():
+                return p
+        return None
+    try:
+        top = importlib.util.find_spec(parts[0])    # a top-level lookup imports nothing
+        if top is None or not _is_project(top.origin):
+            return None
+        spec = top if len(parts) == 1 else importlib.util.find_spec(name)
+    except (ImportError, ValueError, AttributeError):
+        return None
+    return Path(spec.origin).resolve() if spec is not None and _is_project(spec.origin) else None
+
+
+def _is_project(origin):
+    if not origin or not origin.endswith(".py"):
+        return False
+    p = Path(origin).resolve()
+    return not any(p.is_relative_to(d) for d in _INSTALLED)
+
+
+@functools.cache
+def direct_imports(name):
+    """Project modules that module ``name`` imports anywhere in its body (names, sorted)."""
+    path = module_path(name)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
@@ -53,7 +67,7 @@ def direct_imports(path):
                 mod = node.module or ""
             found.add(mod)
             found.update(f"{mod}.{a.name}" for a in node.names)   # `from . import stages`
-    return sorted(m for m in found if module_path(m) is not None)
+    return sorted(m for m in found if m and module_path(m) is not None)
 
 
 def _with_parents(name):
@@ -72,7 +86,7 @@ def import_closure(*names):
         if name in seen or module_path(name) is None:
             continue
         seen.add(name)
-        todo += [p for m in direct_imports(module_path(name)) for p in _with_parents(m)]
+        todo += [p for m in direct_imports(name) for p in _with_parents(m)]
     return sorted({module_path(n) for n in seen})
 
 
@@ -81,27 +95,30 @@ def code_hash(*names):
     """Short hash over the sources of :func:`import_closure` (a job's rerun trigger)."""
     h = hashlib.sha1()
     for p in import_closure(*names):
-        h.update(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes())
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
     return h.hexdigest()[:12]
 
 
 def spec_modules(spec):
-    """Library modules a config entry names through the registry: its own ``name`` and every
-    registry name nested in its parameters (an ensemble's ``base``, HyDR-MI's target)."""
+    """Modules a config entry names: through the registry, its own ``name`` and every registry
+    name nested in its parameters (an ensemble's ``base``, HyDR-MI's target); a user's
+    'module:Class' name gives its module."""
     from .registry import CLASSIFIERS, SELECTORS
 
     tables = {**SELECTORS, **CLASSIFIERS}
     found = set()
 
-    def walk(v):
+    def walk(v, key=None):
         if isinstance(v, dict):
-            for x in v.values():
-                walk(x)
+            for k, x in v.items():
+                walk(x, k)
         elif isinstance(v, (list, tuple)):
             for x in v:
-                walk(x)
+                walk(x, key)
         elif isinstance(v, str) and v in tables:
             found.add(tables[v].split(":")[0])
+        elif isinstance(v, str) and key == "name" and ":" in v:
+            found.add(v.split(":")[0])
 
     walk(spec)
     return sorted(found)

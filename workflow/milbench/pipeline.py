@@ -86,11 +86,13 @@ def _canon(spec):
 
 
 def method_id(spec):
-    """Stable, file-name safe id: name, plus a short hash of its parameters when it has any."""
+    """Stable, file-name safe id: name (a 'module:Class' path with ':' as '-'), plus a short
+    hash of its parameters when it has any."""
+    name = spec["name"].replace(":", "-")
     params = {k: v for k, v in spec.items() if k != "name"}
     if not params:
-        return spec["name"]
-    return f"{spec['name']}.{hashlib.sha1(_canon(params).encode()).hexdigest()[:8]}"
+        return name
+    return f"{name}.{hashlib.sha1(_canon(params).encode()).hexdigest()[:8]}"
 
 
 def label(spec):
@@ -280,10 +282,15 @@ def check_run_files(run_files):
 
 
 def aggregate(run_files):
+    """The method files of an experiment -> its scores (:func:`aggregate_rows`)."""
+    return aggregate_rows([pd.read_parquet(f) for f in run_files])
+
+
+def aggregate_rows(frames):
     """Concatenate per-fold rows into scores; order rows deterministically.  Every numeric
     fit diagnostic (the JSON ``diagnostics`` column) also gets a column ``diag.<step>.<key>``
     (e.g. ``diag.select.orthonormality_loss``) for figures and pandas filters."""
-    scores = pd.concat([pd.read_parquet(f) for f in run_files], ignore_index=True)
+    scores = pd.concat(frames, ignore_index=True)
     diag = pd.DataFrame([{k: v for k, v in json.loads(d).items()
                           if isinstance(v, (int, float)) and not isinstance(v, bool)}
                          for d in scores["diagnostics"]], index=scores.index)

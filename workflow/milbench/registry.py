@@ -1,4 +1,5 @@
-"""Config name -> estimator class. Adding a method = one class + one line here.
+"""Config name -> estimator class. Adding a method = one class + one line here, or, without
+touching the library, a 'module:Class' path as the config name (a researcher's own estimator).
 
 Values are 'module:Class' paths imported lazily, so importing milbench stays light.
 """
@@ -44,12 +45,48 @@ CLASSIFIERS = {
 }
 
 
-def resolve(kind, name):
+def add_code_dirs(dirs):
+    """Put the directories a config lists under ``code:`` first on sys.path (its own methods)."""
+    import sys
+    for d in reversed([str(d) for d in dirs or []]):
+        if d not in sys.path:
+            sys.path.insert(0, d)
+
+
+def import_path(kind, name):
+    """'module:Class' behind a registry name, or the name itself when it is such a path."""
     table = {"selector": SELECTORS, "classifier": CLASSIFIERS}[kind]
-    if name not in table:
-        raise KeyError(f"unknown {kind} {name!r}; known: {sorted(table)}")
-    mod, cls = table[name].split(":")
-    return getattr(import_module(mod), cls)
+    if name in table:
+        return table[name]
+    if ":" in name:
+        return name
+    raise KeyError(f"unknown {kind} {name!r}; known: {sorted(table)}, or a 'module:Class' "
+                   f"path to your own estimator")
+
+
+def resolve(kind, name):
+    """The estimator class of a registry name or of a user's 'module:Class' path; a user class
+    must be a scikit-learn style estimator of that kind (checked here, with a clear error)."""
+    mod, cls = import_path(kind, name).split(":", 1)
+    try:
+        Est = getattr(import_module(mod), cls)
+    except (ImportError, AttributeError) as e:
+        raise KeyError(f"{kind} {name!r}: cannot import it ({type(e).__name__}: {e}); the module "
+                       f"must be importable: installed, or under a directory listed in `code:`") \
+            from None
+    if name in SELECTORS or name in CLASSIFIERS:
+        return Est
+    need = ["get_params", "set_params", "fit"] + (["predict"] if kind == "classifier" else
+                                                  ["transform"])
+    missing = [m for m in need if not callable(getattr(Est, m, None))]
+    if kind == "classifier" and not (hasattr(Est, "decision_function")
+                                     or hasattr(Est, "predict_proba")):
+        missing.append("decision_function or predict_proba")
+    if not isinstance(Est, type) or missing:
+        raise KeyError(f"{kind} {name!r} is not a scikit-learn style {kind}: it lacks "
+                       f"{', '.join(missing) or 'a class'} (milbench.testing.check_mil_estimator "
+                       f"checks the whole contract)")
+    return Est
 
 
 def make(kind, spec):

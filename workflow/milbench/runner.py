@@ -183,6 +183,25 @@ def run_method(bags, folds, method, settings, *, experiment, dataset, cells, thr
     return pd.concat([rows[c] for c in sorted(rows)], ignore_index=True)
 
 
+def run_experiment(exp, bags, *, dataset, experiment="notebook", threads=1, log=None):
+    """One experiment entry (a config's ``experiments.<name>`` dict, registry names or your
+    own 'module:Class') on in-memory :class:`~milbench.bags.Bags`, from a notebook: the
+    pipeline's own folds, scaling, inner CV and scoring, every method's cells over ``threads``
+    processes. Returns the rows ``scores.parquet`` holds for this data set (equal to a
+    Snakemake run's on every column but the timings; tests/test_workflow_e2e.py)."""
+    from .folds import fold_keys, make_folds
+    from .pipeline import aggregate_rows, expand_methods
+
+    folds = make_folds(bags.bag_ids, bags.labels, exp["protocol"])
+    frames = []
+    for m in expand_methods(exp):
+        tuned = bool(m["selector"].get("tune") or m["classifier"].get("tune"))
+        frames.append(run_method(bags, folds, m, experiment_settings(exp, tuned=tuned),
+                                 experiment=experiment, dataset=dataset,
+                                 cells=fold_keys(exp["protocol"]), threads=threads, log=log))
+    return aggregate_rows(frames)
+
+
 def main(argv=None):
     """``python -m milbench.runner``: one cell of one method, in this process (debugging)."""
     import argparse
@@ -191,6 +210,7 @@ def main(argv=None):
     import yaml
 
     from .pipeline import expand_methods
+    from .registry import add_code_dirs
     from .store import read_bags
 
     ap = argparse.ArgumentParser(prog="python -m milbench.runner", description=main.__doc__)
@@ -203,8 +223,11 @@ def main(argv=None):
     ap.add_argument("--cell", required=True, help="r<repeat>_f<fold>")
     ap.add_argument("--threads", type=int, default=1, help="n_jobs inside the cell")
     ap.add_argument("-o", "--output", help="also write the row to this Parquet file")
+    ap.add_argument("--bags", help="the data set's bag store (default: found under results/bags)")
     a = ap.parse_args(argv)
     cfg = yaml.safe_load(Path(a.configfile).read_text())
+    root = Path(a.directory)
+    add_code_dirs([str((root / d).resolve()) for d in cfg.get("code", [])])
     exps = cfg.get("experiments", {})
     if a.experiment not in exps:
         ap.error(f"experiment {a.experiment!r} not in {a.configfile}; known: {sorted(exps)}")
@@ -212,8 +235,14 @@ def main(argv=None):
     if (a.selector, a.classifier) not in methods:
         ap.error(f"no method {a.selector}/{a.classifier} in experiment {a.experiment}; known: "
                  + ", ".join(f"{s}/{c}" for s, c in sorted(methods)))
-    root = Path(a.directory)
-    bags = read_bags(root / "results" / "bags" / a.dataset)
+    stores = [p for p in [root / "results" / "bags" / a.dataset] if p.is_dir()] or sorted(
+        (root / "results" / "bags").glob(f"{a.dataset}@*"))      # chain-built: <dataset>@<source>
+    if a.bags:
+        stores = [Path(a.bags)]
+    if len(stores) != 1:
+        ap.error(f"{len(stores)} bag stores for {a.dataset!r} under {root / 'results' / 'bags'} "
+                 f"({', '.join(p.name for p in stores) or 'none'}); pass --bags DIR")
+    bags = read_bags(stores[0])
     folds = pd.read_parquet(root / "results" / a.experiment / "folds" / f"{a.dataset}.parquet")
     repeat, fold = parse_cell(a.cell)
     row = run_cell(bags, folds, methods[(a.selector, a.classifier)],

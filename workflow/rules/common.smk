@@ -12,10 +12,12 @@ from milbench.codehash import code_hash, spec_modules
 from milbench.features import images as _im
 from milbench.folds import check_protocol, fold_keys
 from milbench.pipeline import check_method, expand_methods
+from milbench.registry import add_code_dirs
 from milbench.runner import experiment_settings
 from milbench.stages import shared_stages
 from milbench.sources import load_manifest
 
+add_code_dirs([str(Path(d).resolve()) for d in config.get("code", [])])   # users' own methods
 MANIFEST = load_manifest()
 BUILTIN = sorted(k for k, v in MANIFEST.items() if v["format"] != "archive")
 USER = sorted(config.get("datasets", {}))

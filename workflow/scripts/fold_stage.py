@@ -2,12 +2,14 @@ import _paths  # noqa: F401 - puts workflow/ on sys.path
 from pathlib import Path
 
 import pandas as pd
+from milbench.registry import add_code_dirs
 from milbench.runlog import setup
 
 from milbench.runner import run_stage
 from milbench.store import read_bags
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
+add_code_dirs([str(Path(d).resolve()) for d in snakemake.config.get("code", [])])
 wc, p = snakemake.wildcards, snakemake.params
 frame = run_stage(read_bags(Path(snakemake.input.bags).parent),
                   pd.read_parquet(snakemake.input.folds), p.selector, p.experiment_cfg,

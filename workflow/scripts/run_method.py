@@ -2,6 +2,7 @@ import _paths  # noqa: F401 - puts workflow/ on sys.path
 from pathlib import Path
 
 import pandas as pd
+from milbench.registry import add_code_dirs
 from milbench.runlog import setup
 
 from milbench.runner import run_method
@@ -9,6 +10,7 @@ from milbench.stages import frame_to_stages
 from milbench.store import read_bags
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
+add_code_dirs([str(Path(d).resolve()) for d in snakemake.config.get("code", [])])
 wc, p = snakemake.wildcards, snakemake.params
 stage = snakemake.input.stage
 rows = run_method(read_bags(Path(snakemake.input.bags).parent),
