@@ -60,3 +60,11 @@ def test_a_broken_method_fails_by_name():
     assert {"check_fit_returns_self", "check_pm1_labels", "check_test_order"} <= failed, results
     with pytest.raises(AssertionError, match=r"Broken fails \d+ of 9 MIL checks:\n  check_fit"):
         check_mil_estimator(Broken())
+
+
+def test_method_reference_page_is_current():
+    from conftest import REPO
+    from milbench.reference import method_reference
+    page = (REPO / "docs" / "methods.md").read_text()
+    assert page == method_reference(), "regenerate: python -m milbench.reference > docs/methods.md"
+    assert all(f"### `{n}`" in page for n in CLASSIFIERS)

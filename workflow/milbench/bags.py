@@ -1,4 +1,4 @@
-"""Bag data model: stacked float32 instances, bag offsets, labels, views and graphs (SPEC §3).
+"""Bag data model: stacked float32 instances, bag offsets, labels, views and graphs.
 
 Every estimator in milbench accepts either a :class:`Bags` container or a plain list of
 2-D arrays (one per bag) with labels in 0/1 or ±1.  :func:`check_bags` turns either into

@@ -1,4 +1,4 @@
-"""scikit-learn-compatible bases for MIL estimators (SPEC §3).
+"""scikit-learn-compatible bases for MIL estimators.
 
 ``__init__`` stores parameters only; ``fit(X, y)`` takes a :class:`~milbench.bags.Bags` or a
 list of (n_i, d) arrays with 0/1 or ±1 labels and returns self; ``decision_function`` gives

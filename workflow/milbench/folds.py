@@ -1,4 +1,4 @@
-"""Fold assignments as data (SPEC §3): one table per dataset × protocol, every bag assigned to
+"""Fold assignments as data: one table per dataset × protocol, every bag assigned to
 (repeat, fold, role).  Every method of an experiment reads the same fold file.
 
 Protocols (config ``protocol.kind``):

@@ -1,5 +1,5 @@
 """Experiment plumbing: expand config grids into methods, run one (method, repeat, fold) job,
-aggregate per-fold rows into scores and summaries (SPEC §3, §8).
+aggregate per-fold rows into scores and summaries.
 
 Config conventions (workflow/schemas/config.schema.yaml):
 * a selector / classifier entry is ``{name: <registry name>, <param>: value, ...}``;

@@ -1,4 +1,4 @@
-"""Figures of a benchmark run (SPEC §8): critical-difference diagrams, metric vs number
+"""Figures of a benchmark run: critical-difference diagrams, metric vs number
 of selected features, metric vs training ratio, parameter heat maps, runtime bars.
 
 Every plotting function takes a scores DataFrame (the ``scores.parquet`` schema) or

@@ -1,4 +1,4 @@
-"""Feature scaling fitted on training-fold instances only (SPEC §3)."""
+"""Feature scaling fitted on training-fold instances only."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""Reproduction targets of the five papers (SPEC §7) and the ours-vs-paper table.
+"""Reproduction targets of the five papers and the ours-vs-paper table.
 
 :func:`targets` returns every number we compare with, one row per (paper, table,
 data set, method, metric), transcribed from the papers in ``../shared/papers``:
@@ -7,7 +7,7 @@ data set, method, metric), transcribed from the papers in ``../shared/papers``:
   (time, reference only);
 * milsd.txt Table 2 (WebKB at training ratio 0.2, protein 5-fold CV, ASCOT).  The
   extraction of this table is garbled: we keep the B-MILSD column for WebKB (also given
-  in SPEC §7) and the ASCOT / protein rows, whose column order is unambiguous; the WebKB
+  in its text) and the ASCOT / protein rows, whose column order is unambiguous; the WebKB
   numbers of LC-MF / I-miSVM / B-miSVM are left out because their column order cannot be
   recovered.  ASCOT is private: its rows say it cannot be reproduced;
 * hydr-mi.txt Tables 7-11 (accuracy and #features of 17 classifiers with HyDR-MI,
@@ -86,7 +86,7 @@ _MILSD_WEBKB = ("WebKB (bag = page, instance = passage, TF-IDF, hyperlink graph)
                 "ratio 0.2, mean of 20 random splits; C, mu by 5-fold CV on the training "
                 "part")
 _MILSD_PROTEIN = ("protein (Trx) 5-fold CV; graph: clustalw score > 25 in the paper (our "
-                  "substitute: kNN graph on bag representations, SPEC §5)")
+                  "substitute: kNN graph on bag representations)")
 _MILSD_CLF = {"B-MILSD": ("milsd", {"clf.graph": "bag"}), "LC-MF": ("lcmf", {}),
               "I-miSVM": ("mi-svm", {}), "B-miSVM": ("MI-svm", {})}
 # (dataset, method, accuracy %, seconds)

@@ -1,4 +1,4 @@
-"""Dataset sources (SPEC §4): loaders for every supported format, checksummed downloads from the
+"""Dataset sources: loaders for every supported format, checksummed downloads from the
 canonical host or a mirror, safe archive extraction, and the offline copies in the `mil` package.
 
 Every loader returns a :class:`~milbench.bags.Bags` and raises :class:`SourceError` naming the

@@ -1,4 +1,4 @@
-"""Significance tests for comparing MIL methods (SPEC §8).
+"""Significance tests for comparing MIL methods.
 
 Two layers:
 

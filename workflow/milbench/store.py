@@ -1,4 +1,4 @@
-"""Parquet bag store (SPEC §3): one directory per dataset.
+"""Parquet bag store: one directory per dataset.
 
 ``instances.parquet``  bag_id, instance (position inside the bag), [instance_label],
                        one fixed-size-list<float32> column per view

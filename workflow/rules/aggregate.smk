@@ -119,7 +119,7 @@ rule feature_coverage:
 
 
 rule reproduction:
-    """Our figures next to the paper's targets (SPEC §7) with the differences."""
+    """Our figures next to the paper's targets with the differences."""
     input:
         "results/{experiment}/summary.csv",
     output:

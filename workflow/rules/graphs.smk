@@ -1,4 +1,4 @@
-# Graph feature chains (SPEC §5, milsd.txt §3): WebKB pages -> `webkb-<task>` bags with a
+# Graph feature chains (milsd.txt §3): WebKB pages -> `webkb-<task>` bags with a
 # hyperlink graph, and Trx protein bags + similarity / kNN graph -> `protein-graph`.
 # Settings: config `chains: webkb:` and `chains: protein_graph:` (defaults in common.smk).
 #

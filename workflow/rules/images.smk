@@ -1,4 +1,4 @@
-# Corel images -> 3-view bags `corel-cats` (SPEC §5, cvfs-mil.txt §4.2).
+# Corel images -> 3-view bags `corel-cats` (cvfs-mil.txt §4.2).
 # Settings: config `chains: corel:` (defaults in common.smk).  Every step is its own rule, so changing
 # e.g. the codebook size reruns only corel_codebook and corel_bags.
 #

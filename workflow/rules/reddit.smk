@@ -1,4 +1,4 @@
-# SNAP web-Reddit submissions -> 2-view bags `reddit` (SPEC §5, cvfs-mil.txt §4.3).
+# SNAP web-Reddit submissions -> 2-view bags `reddit` (cvfs-mil.txt §4.3).
 # Settings: config `chains: reddit:` (defaults in common.smk).
 #
 #   source (reddit_synthetic | the user's SNAP csv) -> reddit_select -> reddit_bags

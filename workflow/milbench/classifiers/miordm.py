@@ -30,7 +30,7 @@ Departures / readings of the extraction:
   50–100 of 160 representatives keep changing and the 50-round cap is reached (accuracy is
   the same with keep="best" or a 10-round cap, within ±0.02 over 10 splits).
 * The extraction's Lagrangian (Eq. 19) repeats ξ in the β term — a typo; the dual (Eq. 27)
-  used here is the one the issue/SPEC states and is re-derived in odm.py.
+  used here is re-derived in odm.py from the primal (Eq. 18).
 
 Speed, not result: from the second round on the representatives R are training instances, so
 the kernel of Z = [X; bag means] (the means are round 1's R) is computed once per fit — once

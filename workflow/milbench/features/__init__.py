@@ -1,4 +1,4 @@
-"""Feature chains that turn raw multi-view sources into bags (SPEC §5).
+"""Feature chains that turn raw multi-view sources into bags.
 
 * :mod:`milbench.features.images`  – Corel-style photos -> regions (superpixel bipartite-graph
   segmentation) -> HSV / dense-HOG / LBP codebook histograms (3 views, cvfs-mil.txt §4.2).

@@ -1,4 +1,4 @@
-"""Corel images -> 3-view bags (cvfs-mil.txt §4.2; SPEC §5).
+"""Corel images -> 3-view bags (cvfs-mil.txt §4.2).
 
 Chain (each step is its own Snakemake rule, see workflow/rules/images.smk):
 

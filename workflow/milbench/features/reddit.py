@@ -1,4 +1,4 @@
-"""SNAP web-Reddit submissions -> 2-view bags (cvfs-mil.txt §4.3; SPEC §5).
+"""SNAP web-Reddit submissions -> 2-view bags (cvfs-mil.txt §4.3).
 
 Input: the SNAP ``redditSubmissions.csv`` (header ``#image_id,unixtime,rawtime,title,
 total_votes,reddit_id,number_of_upvotes,subreddit,number_of_downvotes,localtime,score,

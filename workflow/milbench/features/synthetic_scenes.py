@@ -1,4 +1,4 @@
-"""SYNTHETIC stand-in for the Corel photos (SPEC §4: offline default), in Corel-5k layout.
+"""SYNTHETIC stand-in for the Corel photos (for the offline default), in Corel-5k layout.
 
 ``make_synthetic_scenes(outdir, ...)`` writes::
 

@@ -1,4 +1,4 @@
-"""Graph feature chains (SPEC §5): WebKB pages -> bags + hyperlink graph, protein bags +
+"""Graph feature chains: WebKB pages -> bags + hyperlink graph, protein bags +
 similarity / kNN graph, and a synthetic hyperlinked site in WebKB's layout.
 
 Edges live in ``Bags.edges``: a DataFrame (src, dst, weight, level).  ``level == "bag"``

@@ -1,4 +1,4 @@
-"""Protein (Trx) bags + a bag-level similarity graph (milsd.txt §3.3, SPEC §5).
+"""Protein (Trx) bags + a bag-level similarity graph (milsd.txt §3.3).
 
 The paper links two proteins when their clustalw alignment score exceeds 25.  The sequences
 are not available here, so two graph sources are supported:

@@ -1,4 +1,4 @@
-"""SYNTHETIC hyperlinked site in WebKB's layout (SPEC §4: offline quickstart and tests).
+"""SYNTHETIC hyperlinked site in WebKB's layout (for the offline quickstart and tests).
 
 ``make_site(root, ...)`` writes ``root/webkb/<class>/<university>/<URL with '/' as '^'>`` files:
 raw HTML behind an HTTP/MIME header (some files have none, as in the real crawl), with

@@ -1,4 +1,4 @@
-"""WebKB 4-universities crawl -> MIL bags with a hyperlink graph (milsd.txt §3.1, SPEC §5).
+"""WebKB 4-universities crawl -> MIL bags with a hyperlink graph (milsd.txt §3.1).
 
 The chain, stage by stage (each a pure function so tests can drive it on fixed snippets):
 

@@ -26,7 +26,7 @@ Cross-view alternation (Algorithm 1, Eqs. 7–11), λ_k = 1/v at the start:
   ``max_iter`` T-steps.
 
 **Departures / garbled parts (say so):** the extraction is garbled around the sign of r and the
-weight normalisation; we implement the formulas above literally, as SPEC §6 directs
+weight normalisation; we implement the formulas above literally, as printed
 (default r = −1).  With r < 0 the λ-step gives the *larger* weight to the view with the larger
 J_k, but the T-step multiplier λ_k^r then *favours the other views*, so the alternation
 balances views; when a view ends up with no selected feature its λ_k is 0 and its multiplier

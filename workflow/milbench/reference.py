@@ -1,0 +1,63 @@
+"""The method reference a user reads without opening code, generated from the estimators
+themselves (registry, ``get_params`` defaults, ``_parameter_constraints``, class docstrings):
+
+    python -m milbench.reference > docs/methods.md
+
+``tests/test_contract.py`` checks that docs/methods.md is current.
+"""
+from __future__ import annotations
+
+import inspect
+
+from .registry import CLASSIFIERS, SELECTORS, resolve
+
+HEADER = """# Method reference
+
+Generated from the estimators by `python -m milbench.reference > docs/methods.md` (a test checks
+that this page is current). For each config name: the class, every parameter with its default
+and the values it accepts (checked when the workflow is parsed), then the class docstring: the
+paper and equation it implements, its choices and where it departs from the paper. A config
+entry `{name: <config name>, <parameter>: <value>, tune: {<parameter>: [...]}}` uses them;
+your own estimator is named `module:Class` instead (README, "Your own method").
+"""
+
+
+def _allowed(constraints):
+    """Readable, deterministic text of scikit-learn parameter constraints."""
+    from sklearn.utils._param_validation import StrOptions
+
+    out = []
+    for c in constraints:
+        if c is None:
+            out.append("None")
+        elif isinstance(c, StrOptions):
+            out.append("one of " + ", ".join(repr(o) for o in sorted(c.options)))
+        elif isinstance(c, str):
+            out.append(c)
+        else:
+            out.append(str(c))
+    return " or ".join(out)
+
+
+def method_reference():
+    """The markdown text of docs/methods.md."""
+    lines = [HEADER]
+    for kind, table in (("selector", SELECTORS), ("classifier", CLASSIFIERS)):
+        lines += [f"## {kind.capitalize()}s", ""]
+        for name, path in table.items():
+            Est = resolve(kind, name)
+            constraints = getattr(Est, "_parameter_constraints", {})
+            module_doc = (inspect.getdoc(inspect.getmodule(Est)) or "").split("\n\n")[0]
+            params = Est().get_params(deep=False)
+            lines += [f"### `{name}`", "", f"{kind}, `{path}`: {' '.join(module_doc.split())}", ""]
+            lines += ["| parameter | default | accepts |", "|---|---|---|"] if params else \
+                ["No parameters."]
+            for key, default in sorted(params.items()):
+                allowed = _allowed(constraints[key]) if key in constraints else "see below"
+                lines.append(f"| `{key}` | `{default!r}` | {allowed} |")
+            lines += ["", inspect.getdoc(Est) or "(no docstring)", ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+if __name__ == "__main__":
+    print(method_reference(), end="")
