@@ -57,8 +57,17 @@ def cluster():
     subprocess.run(["bash", str(SLURM_DIR / "teardown-slurm.sh")], env=env, timeout=120)
 
 
+def slurm_config():
+    """tiny_config with MI-Simple replaced by a user's own method ('module:Class' from a `code:`
+    directory, examples/own_method): the nodes must import it as the local run does."""
+    cfg = tiny_config()
+    cfg["code"] = [str(REPO / "examples" / "own_method")]
+    cfg["experiments"]["tiny"]["classifiers"][1] = {"name": "pooling:MeanMaxPooling"}
+    return cfg
+
+
 def _start(workdir, *args, limit=None):
-    (workdir / "config.yaml").write_text(yaml.safe_dump(tiny_config()))
+    (workdir / "config.yaml").write_text(yaml.safe_dump(slurm_config()))
     cmd = SNAKEMAKE + ["-d", str(workdir), "--configfile", str(workdir / "config.yaml"), *args,
                        TARGET]
     if limit:
@@ -117,7 +126,7 @@ def test_jobs_went_through_slurm(runs):
     log = runs["log"]
     ids = re.findall(r"submitted with SLURM jobid (\d+) \(log: (\S+?)\)", log)
     logs = sorted(os.path.relpath(p, runs["slurm"]).split(os.sep)[2] for _, p in ids)
-    # bags_builtin, folds, scores, and one SLURM job per method (MILR, MI-Simple)
+    # bags_builtin, folds, scores, and one SLURM job per method (MILR, the user's own)
     assert logs == ["rule_bags_builtin", "rule_folds", "rule_run_method", "rule_run_method",
                     "rule_scores"], logs
     states = _squeue(runs["uuid"])
@@ -141,6 +150,7 @@ def test_scores_equal_local_run(runs):
     a = pd.read_parquet(runs["slurm"] / TARGET)
     b = pd.read_parquet(runs["local"] / TARGET)
     assert len(a) == len(b) == 4   # 2 methods x 2 folds
+    assert set(a.classifier) == {"milr", "pooling:MeanMaxPooling"}
     timing = [c for c in a.columns if "seconds" in c]
     pd.testing.assert_frame_equal(a.drop(columns=timing), b.drop(columns=timing),
                                   check_exact=True)
