@@ -134,7 +134,7 @@ CORE_MODULES = tuple(f"milbench.{m}" for m in ("bags", "base", "pipeline", "prep
 
 
 def code_version(wildcards):
-    """Rerun trigger: hash of every library module the method job imports (the import closure
+    """Rerun trigger: hash of every project module the method job imports (the import closure
     of the core modules and of the registry entries its method names), so editing a method's
     module, or a helper it imports, reruns that method's jobs and nothing else."""
     m = run_method(wildcards)
