@@ -100,7 +100,7 @@ class Bags:
             if len(idx) else np.zeros(0, dtype=np.int64)
         edges = None
         if self.edges is not None:  # keep the graph among the kept bags / instances
-            from .graphs import subset_edges
+            from .edges import subset_edges
             edges = subset_edges(self.edges, self.bag_ids[idx], rows)
         return replace(
             self,

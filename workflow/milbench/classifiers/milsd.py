@@ -460,7 +460,7 @@ class MILSD(MILClassifier):
 
     def _graph(self, containers):
         """Bag- and instance-level edge arrays over the concatenation of ``containers``."""
-        from ..graphs import check_edges
+        from ..edges import check_edges
         import pandas as pd
         ids, frames, inst = [], [], ([], [], [])
         row0 = 0
