@@ -10,7 +10,7 @@ from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from .bags import BagError, Bags, check_bags
 
@@ -115,8 +115,18 @@ class FeatureSubsetTransformer(MILTransformer):
         return mask
 
 
-# scikit-learn parameter constraint of a size given as a fraction or a count (n_from_fraction)
+# The parameter constraints estimators declare most (scikit-learn ``_parameter_constraints``).
+POSITIVE = [Interval(Real, 0, None, closed="neither")]
+NON_NEGATIVE = [Interval(Real, 0, None, closed="left")]
+COUNT = [Interval(Integral, 1, None, closed="left")]
+PROBABILITY = [Interval(Real, 0, 1, closed="both")]
+# a size given as a fraction or a count (n_from_fraction)
 FRACTION_OR_COUNT = [Interval(Real, 0, 1, closed="right"), Interval(Integral, 1, None, closed="left")]
+
+
+def options(values):
+    """Constraint: one of ``values`` (strings)."""
+    return [StrOptions(set(values))]
 
 
 def n_from_fraction(value, total):

@@ -23,9 +23,9 @@ from __future__ import annotations
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 
-from ..base import MILClassifier
+from ..base import MILClassifier, options
 from ..distances import METRICS, cached_bag_distances
 
 
@@ -43,7 +43,7 @@ class CitationKNN(MILClassifier):
     _parameter_constraints = {
         "references": [Interval(Integral, 0, None, closed="left")],
         "citers": [Interval(Integral, 0, None, closed="left")],
-        "metric": [StrOptions(set(METRICS))],
+        "metric": options(METRICS),
     }
 
     def __init__(self, references=2, citers=4, metric="min"):
@@ -53,13 +53,8 @@ class CitationKNN(MILClassifier):
 
     def _fit(self, bags, y01):
         R, C = self.references, self.citers
-        for name, v in (("references", R), ("citers", C)):
-            if not isinstance(v, (int, np.integer)) or v < 0:
-                raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
         if R + C < 1:
             raise ValueError("references + citers must be at least 1")
-        if self.metric not in METRICS:
-            raise ValueError(f"metric must be one of {METRICS}, got {self.metric!r}")
         self.train_bags_ = bags
         self.y_ = y01.astype(int)
         n = len(bags)

@@ -38,7 +38,7 @@ from sklearn.utils._param_validation import Interval
 from sklearn.base import clone
 from sklearn.utils.validation import has_fit_parameter
 
-from ..base import MILClassifier, WeightedMILClassifier
+from ..base import COUNT, MILClassifier, WeightedMILClassifier
 from .miboost import STOP_CODES
 
 def make_member(base, seed):
@@ -72,7 +72,7 @@ class MIBagging(MILClassifier):
     """Bagging over bags of any milbench classifier (see module docstring)."""
 
     _parameter_constraints = {
-        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "n_estimators": COUNT,
         "max_samples": [Interval(Real, 0, 1, closed="right")],
     }
 

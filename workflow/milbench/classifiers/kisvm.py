@@ -32,15 +32,12 @@ What is implemented here (the bag-level model, *not* the MKL relaxation):
 """
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 from scipy import sparse
 from sklearn.svm import SVC
 
 from ..bags import stack
-from ..base import MILClassifier
+from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options
 from .miordm import representatives_stop, segment_argmax
 from .odm import KERNELS, kernel_matrix, resolve_gamma, sq_norms
 
@@ -80,10 +77,10 @@ class KISVM(MILClassifier):
     STOP_REASONS = {"converged": 0, "cycle": 1, "max_iter": 2}
 
     _parameter_constraints = {
-        "C": [Interval(Real, 0, None, closed="neither")],
-        "kernel": [StrOptions(set(KERNELS))],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "C": POSITIVE,
+        "kernel": options(KERNELS),
+        "max_iter": COUNT,
+        "tol": NON_NEGATIVE,
     }
 
     def __init__(self, C=1.0, kernel="rbf", gamma=None, ratio=1.0, max_iter=20, tol=1e-3):
@@ -95,10 +92,6 @@ class KISVM(MILClassifier):
         self.tol = tol
 
     def _fit(self, bags, y01):
-        if self.kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
-        if int(self.max_iter) < 1:
-            raise ValueError(f"max_iter must be >= 1, got {self.max_iter}")
         X, offsets = stack(bags)
         X = np.asarray(X, dtype=float)
         y = np.asarray(y01).astype(int)

@@ -23,15 +23,12 @@ container given to ``decision_function`` has edges to training bag ids).
 """
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
-from sklearn.utils._param_validation import Interval
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
 from ..bags import Bags, BagError, check_bags, labels_to_01, stack
-from ..base import MILClassifier
+from ..base import COUNT, POSITIVE, MILClassifier, validate_params
 
 
 def lcmf_objective(theta, A, Cm, k, alpha, gamma, beta, A_sq=None, C_sq=None):
@@ -115,9 +112,9 @@ class LCMF(MILClassifier):
     """
 
     _parameter_constraints = {
-        "n_factors": [Interval(Integral, 1, None, closed="left")],
-        "svm_C": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "n_factors": COUNT,
+        "svm_C": POSITIVE,
+        "max_iter": COUNT,
     }
 
     def __init__(self, n_factors=50, alpha=1.0, gamma=0.1, beta=0.1, svm_C=1.0, max_iter=300,
@@ -148,6 +145,7 @@ class LCMF(MILClassifier):
 
     def fit(self, X, y, unlabeled=None):
         """Factorise the training bags (plus ``unlabeled`` ones, transductive) and fit the SVM."""
+        validate_params(self)
         from sklearn.preprocessing import StandardScaler
         from sklearn.svm import LinearSVC
 

@@ -25,16 +25,13 @@ usually perfect on its training bags at step c and MIBoost then equals a single 
 """
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
-from sklearn.utils._param_validation import Interval
 from scipy.optimize import brentq
 from scipy.special import expit
 from sklearn.utils.validation import has_fit_parameter
 
 from ..bags import stack
-from ..base import MILClassifier
+from ..base import COUNT, MILClassifier
 from ..estimators import make_estimator
 
 # diagnostics_["stop"]: why boosting ended (0 all rounds run, 1 every bag's error ≤ 0.5,
@@ -71,7 +68,7 @@ class MIBoost(MILClassifier):
     """
 
     _parameter_constraints = {
-        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "n_estimators": COUNT,
     }
 
     def __init__(self, estimator="stump", estimator_params=None, n_estimators=10,

@@ -14,15 +14,12 @@ scikit-learn's ``LogisticRegression(C=C)`` (tested).
 """
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
 from ..bags import segment_reduce, segment_softmax_weights, stack
-from ..base import MILClassifier
+from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options
 
 COMBINE = ("softmax", "noisy-or", "mean", "geometric")
 _EPS = 1e-12
@@ -92,12 +89,12 @@ class MILR(MILClassifier):
     """
 
     _parameter_constraints = {
-        "C": [Interval(Real, 0, None, closed="neither")],
-        "combine": [StrOptions(set(COMBINE))],
-        "alpha": [Interval(Real, 0, None, closed="left")],
+        "C": POSITIVE,
+        "combine": options(COMBINE),
+        "alpha": NON_NEGATIVE,
         "fit_intercept": ["boolean"],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "max_iter": COUNT,
+        "tol": NON_NEGATIVE,
         "warm_start_si": ["boolean"],
     }
 
@@ -112,8 +109,6 @@ class MILR(MILClassifier):
         self.warm_start_si = warm_start_si
 
     def _fit(self, bags, y):
-        if self.combine not in COMBINE:
-            raise ValueError(f"combine must be one of {COMBINE}, got {self.combine!r}")
         X, offsets = stack(bags)
         d = X.shape[1]
         theta0 = np.zeros(d + int(self.fit_intercept))

@@ -58,14 +58,11 @@ from __future__ import annotations
 import time
 import warnings
 
-from numbers import Integral, Real
-
 import numpy as np
-from sklearn.utils._param_validation import Interval
 import scipy.sparse as sp
 
 from ..bags import Bags, BagError, check_bags, labels_to_01, stack
-from ..base import MILClassifier
+from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, validate_params
 
 GRAPHS = ("bag", "instance", "both")
 DEGREES = ("out", "total", "none")
@@ -406,10 +403,13 @@ class MILSD(MILClassifier):
     """
 
     _parameter_constraints = {
-        "C": [Interval(Real, 0, None, closed="neither")],
-        "mu": [Interval(Real, 0, None, closed="left")],
-        "max_cccp": [Interval(Integral, 1, None, closed="left")],
-        "max_cp": [Interval(Integral, 1, None, closed="left")],
+        "C": POSITIVE,
+        "eps1": POSITIVE,
+        "eps2": POSITIVE,
+        "bias": POSITIVE,
+        "mu": NON_NEGATIVE,
+        "max_cccp": COUNT,
+        "max_cp": COUNT,
     }
 
     def __init__(self, C=1.0, mu=0.1, graph="bag", eps1=1e-3, eps2=1e-3, tol=1e-3,
@@ -452,11 +452,6 @@ class MILSD(MILClassifier):
             raise ValueError(f"scaling must be one of {SCALINGS}, got {self.scaling!r}")
         if self.degree not in DEGREES:
             raise ValueError(f"degree must be one of {DEGREES}, got {self.degree!r}")
-        for name in ("C", "eps1", "eps2", "bias"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be > 0, got {getattr(self, name)!r}")
-        if self.mu < 0:
-            raise ValueError(f"mu must be >= 0, got {self.mu!r}")
 
     def _graph(self, containers):
         """Bag- and instance-level edge arrays over the concatenation of ``containers``."""
@@ -511,6 +506,7 @@ class MILSD(MILClassifier):
         ``unlabeled``: optional Bags whose bags join the graph as unlabeled nodes
         (transductive B-MILSD, as the paper's WebKB runs); no labels of them are used.
         """
+        validate_params(self)
         self._check_params()
         t0 = time.process_time()
         inst, offsets, bx, y01, classes = self._as_bags(X, y)

@@ -45,15 +45,15 @@ fit's per-round blocks (benchmarks/bench_miordm.py --cache).
 """
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ..bags import stack
-from ..base import MILClassifier
+from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier
 from ..distances import memory_limit
-from .odm import (cached_kernel, check_odm_params, kernel_matrix, odm_c, primal_objective,
+from .odm import (cached_kernel, kernel_matrix, odm_c, primal_objective,
                   resolve_gamma, solve_odm_dual, sq_norms)
 
 FULL_KERNEL_MAX_BYTES = 32 * 2**20   # cap on the kernel of all instances and bag means
@@ -113,11 +113,11 @@ class MIORDM(MILClassifier):
     STOP_REASONS = {"converged": 0, "cycle": 1, "max_iter": 2}
 
     _parameter_constraints = {
-        "lam": [Interval(Real, 0, None, closed="neither")],
+        "lam": POSITIVE,
         "theta": [Interval(Real, 0, 1, closed="left")],
-        "mu": [Interval(Real, 0, 1, closed="right")],
-        "max_rounds": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "mu": POSITIVE,
+        "max_rounds": COUNT,
+        "tol": NON_NEGATIVE,
     }
 
     def __init__(self, lam=256.0, theta=0.7, mu=0.7, kernel="rbf", gamma=None, max_rounds=50,
@@ -135,9 +135,6 @@ class MIORDM(MILClassifier):
         self.random_state = random_state
 
     def _fit(self, bags, y01):
-        check_odm_params(self.lam, self.theta, self.mu)
-        if int(self.max_rounds) < 1:
-            raise ValueError(f"max_rounds must be >= 1, got {self.max_rounds}")
         if self.keep not in ("last", "best"):
             raise ValueError(f"keep must be 'last' or 'best', got {self.keep!r}")
         X, offsets = stack(bags)

@@ -18,14 +18,11 @@ Choices (stated, not hidden):
 """
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
-from sklearn.utils._param_validation import Interval
 from sklearn.svm import SVC
 
 from ..bags import stack
-from ..base import MILClassifier
+from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options
 from .miordm import representatives_stop, segment_argmax
 from .odm import KERNELS, kernel_matrix, resolve_gamma, sq_norms
 
@@ -50,9 +47,11 @@ class MIRSVM(MILClassifier):
     STOP_REASONS = {"converged": 0, "cycle": 1, "max_iter": 2}
 
     _parameter_constraints = {
-        "C": [Interval(Real, 0, None, closed="neither")],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "C": POSITIVE,
+        "kernel": options(KERNELS),
+        "init": options(("random", "mean")),
+        "max_iter": COUNT,
+        "tol": NON_NEGATIVE,
     }
 
     def __init__(self, C=1.0, kernel="rbf", gamma=None, init="random", max_iter=50, tol=1e-3,
@@ -66,12 +65,6 @@ class MIRSVM(MILClassifier):
         self.random_state = random_state
 
     def _fit(self, bags, y01):
-        if self.kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
-        if self.init not in ("random", "mean"):
-            raise ValueError(f"init must be 'random' or 'mean', got {self.init!r}")
-        if int(self.max_iter) < 1:
-            raise ValueError(f"max_iter must be >= 1, got {self.max_iter}")
         X, offsets = stack(bags)
         X = np.asarray(X, dtype=float)
         y = np.asarray(y01).astype(int)

@@ -36,15 +36,12 @@ Instance outputs: ``decision_instances(X)`` (f for every instance, stacked in ba
 """
 from __future__ import annotations
 
-from numbers import Integral, Real
-
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 from sklearn.svm import SVC
 
 from ..bags import stack
-from ..base import MILClassifier
+from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options
 from .set_kernel import resolve_gamma, scaled_C
 
 KERNELS = ("linear", "rbf", "poly")
@@ -123,10 +120,10 @@ class _InstanceSVM:
 
 class _MISVMBase(MILClassifier):
     _parameter_constraints = {
-        "C": [Interval(Real, 0, None, closed="neither")],
-        "kernel": [StrOptions(set(KERNELS))],
-        "max_iter": [Interval(Integral, 1, None, closed="left")],
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "C": POSITIVE,
+        "kernel": options(KERNELS),
+        "max_iter": COUNT,
+        "tol": NON_NEGATIVE,
     }
 
     def __init__(self, kernel="linear", C=1.0, C_scaling="none", gamma=None, degree=3,
@@ -145,10 +142,6 @@ class _MISVMBase(MILClassifier):
         self.cache_size = cache_size
 
     def _setup(self, bags):
-        if self.kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
-        if not (isinstance(self.max_iter, (int, np.integer)) and self.max_iter >= 1):
-            raise ValueError(f"max_iter must be a positive integer, got {self.max_iter!r}")
         if self.precompute not in PRECOMPUTE:
             raise ValueError(f"precompute must be one of {PRECOMPUTE}, got {self.precompute!r}")
         X, off = stack(bags)

@@ -34,15 +34,12 @@ normalisation unless asked for.  With feature-space normalisation the same proto
 """
 from __future__ import annotations
 
-from numbers import Real
-
 import numpy as np
-from sklearn.utils._param_validation import Interval
 from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
 from sklearn.svm import SVC
 
 from ..bags import stack
-from ..base import MILClassifier
+from ..base import NON_NEGATIVE, POSITIVE, MILClassifier
 
 INSTANCE_KERNELS = ("rbf", "poly")
 NORMALIZATIONS = ("none", "averaging", "featurespace")
@@ -138,8 +135,8 @@ class SetKernelSVM(MILClassifier):
     """
 
     _parameter_constraints = {
-        "C": [Interval(Real, 0, None, closed="neither")],
-        "tol": [Interval(Real, 0, None, closed="left")],
+        "C": POSITIVE,
+        "tol": NON_NEGATIVE,
     }
 
     def __init__(self, instance_kernel="rbf", gamma=None, degree=3, coef0=1.0,

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
@@ -58,7 +58,7 @@ from sklearn.utils import check_random_state
 
 from .. import stages
 from ..bags import stack
-from ..base import FeatureSubsetTransformer
+from ..base import COUNT, PROBABILITY, FeatureSubsetTransformer
 from .relieff import ReliefFMI
 
 COMBINE = ("majority", "best")
@@ -239,11 +239,11 @@ class HyDRMI(FeatureSubsetTransformer):
 
     _parameter_constraints = {
         "population_size": [Interval(Integral, 2, None, closed="left")],
-        "n_generations": [Interval(Integral, 1, None, closed="left")],
-        "crossover_rate": [Interval(Real, 0, 1, closed="both")],
-        "mutation_rate": [Interval(Real, 0, 1, closed="both")],
+        "n_generations": COUNT,
+        "crossover_rate": PROBABILITY,
+        "mutation_rate": PROBABILITY,
         "inner_cv": [Interval(Integral, 2, None, closed="left")],
-        "n_seeds": [Interval(Integral, 1, None, closed="left")],
+        "n_seeds": COUNT,
     }
 
     def __init__(self, classifier=None, metric="adapted", k=80, m=180, percent=0.5,

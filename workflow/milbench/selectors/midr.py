@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import time
 
-from numbers import Integral, Real
+from numbers import Integral
 
 import numpy as np
 from sklearn.utils._param_validation import Interval
@@ -62,7 +62,7 @@ from scipy.optimize import minimize
 from scipy.special import expit
 
 from ..bags import check_bags, segment_softmax_weights, stack
-from ..base import FRACTION_OR_COUNT, MILTransformer, n_from_fraction
+from ..base import FRACTION_OR_COUNT, NON_NEGATIVE, MILTransformer, n_from_fraction
 
 _ARMIJO_C = 1e-4
 _MAX_BACKTRACK = 40
@@ -156,8 +156,8 @@ class MIDR(MILTransformer):
 
     _parameter_constraints = {
         "dims": FRACTION_OR_COUNT,
-        "C1": [Interval(Real, 0, None, closed="left")],
-        "C2": [Interval(Real, 0, None, closed="left")],
+        "C1": NON_NEGATIVE,
+        "C2": NON_NEGATIVE,
         "max_iter": [Interval(Integral, 0, None, closed="left")],
     }
 

@@ -50,16 +50,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from numbers import Integral
-
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 from scipy.spatial.distance import cdist
 from sklearn.utils import check_random_state
 
 from .. import stages
 from ..bags import stack
-from ..base import FRACTION_OR_COUNT, FeatureSubsetTransformer, n_from_fraction
+from ..base import COUNT, FRACTION_OR_COUNT, FeatureSubsetTransformer, n_from_fraction, options
 
 METRICS = ("max", "min", "avg", "adapted")
 INSTANCE_METRICS = ("manhattan", "euclidean")
@@ -331,9 +328,9 @@ class ReliefFMI(FeatureSubsetTransformer):
     """
 
     _parameter_constraints = {
-        "metric": [StrOptions(set(METRICS))],
-        "k": [Interval(Integral, 1, None, closed="left")],
-        "m": [Interval(Integral, 1, None, closed="left")],
+        "metric": options(METRICS),
+        "k": COUNT,
+        "m": COUNT,
         "percent": [*FRACTION_OR_COUNT, None],
     }
 
