@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+from milbench.testing import toy_bags  # noqa: E402,F401 - the suite's bag generator
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 
@@ -38,20 +39,6 @@ def http_mirror(shared_data):
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{srv.server_address[1]}"
     srv.shutdown()
-
-
-def toy_bags(n_bags=30, d=4, seed=0, max_size=5, witness_shift=3.0):
-    """Bags whose positives hold one shifted 'witness' instance (standard MI assumption)."""
-    rng = np.random.default_rng(seed)
-    bags, y = [], []
-    for i in range(n_bags):
-        b = rng.normal(size=(rng.integers(1, max_size + 1), d))
-        label = i % 2
-        if label:
-            b[0, 0] += witness_shift
-        bags.append(b)
-        y.append(label)
-    return bags, np.array(y)
 
 
 def poisoned_bags(n_bags=40, n_inst=6, d=4, a=3.0, seed=0):

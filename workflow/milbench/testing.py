@@ -13,19 +13,24 @@ import numpy as np
 from sklearn.base import clone
 
 
-def toy_bags(n_bags=24, d=3, seed=0, max_size=4, singletons=False):
-    """Bags (list of arrays) and 0/1 labels: positive bags hold one instance shifted by 3 in
-    feature 0; with ``singletons`` every bag has one instance."""
+def toy_bags(n_bags=30, d=4, seed=0, max_size=5, witness_shift=3.0, singletons=False):
+    """Bags (list of arrays) and 0/1 labels under the standard MI assumption: positive bags hold
+    one 'witness' instance shifted by ``witness_shift`` in feature 0; with ``singletons`` every
+    bag has one instance. (The test suite's generator too, tests/conftest.py.)"""
     rng = np.random.default_rng(seed)
     bags, y = [], []
     for i in range(n_bags):
         size = 1 if singletons else int(rng.integers(1, max_size + 1))
         b = rng.normal(size=(size, d))
         if i % 2:
-            b[0, 0] += 3.0
+            b[0, 0] += witness_shift
         bags.append(b)
         y.append(i % 2)
     return bags, np.array(y)
+
+
+# the contract's data: 24 bags of 1-4 instances in 3 features
+CHECK_DATA = {"n_bags": 24, "d": 3, "max_size": 4}
 
 
 def _seeded(est):
@@ -75,7 +80,7 @@ def check_bags_container(est, bags, y):
     the same new bags (other ids: a method may keep what it learnt of a training bag by id)."""
     from .bags import Bags
     train = [b.astype(np.float32) for b in bags]          # the values a Bags container holds
-    test, yt = toy_bags(seed=1)
+    test, yt = toy_bags(seed=1, **CHECK_DATA)
     test = [b.astype(np.float32) for b in test]
     ids = [f"new-{i}" for i in range(len(test))]
     a = _scores(_fit(est, Bags.from_list(train, y), y), Bags.from_list(test, yt, bag_ids=ids))
@@ -94,7 +99,7 @@ def check_pm1_labels(est, bags, y):
 
 
 def check_singleton_bags(est, bags, y):
-    one, y1 = toy_bags(singletons=True)
+    one, y1 = toy_bags(singletons=True, **CHECK_DATA)
     s = _scores(_fit(est, one, y1), one)
     assert s.shape == (len(one),) and np.isfinite(s).all(), "bags of one instance must work"
 
@@ -140,7 +145,7 @@ CHECKS = (check_clone, check_fit_returns_self, check_scores_shape, check_bags_co
 def check_mil_estimator(est, *, raise_on_failure=True):
     """Run every check on ``est``; return {check name: None or its failure message}. With
     ``raise_on_failure``, an AssertionError names every failed check."""
-    bags, y = toy_bags()
+    bags, y = toy_bags(**CHECK_DATA)
     results = {}
     for check in CHECKS:
         try:
