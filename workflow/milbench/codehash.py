@@ -77,8 +77,8 @@ def _with_parents(name):
 
 
 def import_closure(*names):
-    """Source files of the library modules ``names`` execute: themselves, their packages'
-    ``__init__`` files and, transitively, every library module they import."""
+    """Source files of the project modules ``names`` execute: themselves, their packages'
+    ``__init__`` files and, transitively, every project module they import."""
     todo = [p for n in names for p in _with_parents(n)]
     seen = set()
     while todo:

@@ -45,10 +45,12 @@ CLASSIFIERS = {
 }
 
 
-def add_code_dirs(dirs):
-    """Put the directories a config lists under ``code:`` first on sys.path (its own methods)."""
+def add_code_dirs(dirs, root="."):
+    """Put the directories a config lists under ``code:`` (relative to the working directory
+    ``root``) first on sys.path: the users' own methods."""
     import sys
-    for d in reversed([str(d) for d in dirs or []]):
+    from pathlib import Path
+    for d in reversed([str((Path(root) / d).resolve()) for d in dirs or []]):
         if d not in sys.path:
             sys.path.insert(0, d)
 

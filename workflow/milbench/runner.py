@@ -59,6 +59,12 @@ def experiment_settings(exp, tuned=True):
     return settings
 
 
+def method_settings(exp, method):
+    """:func:`experiment_settings` for one method: inner-CV settings only when it tunes."""
+    return experiment_settings(exp, tuned=bool(method["selector"].get("tune")
+                                               or method["classifier"].get("tune")))
+
+
 def run_cell(bags, folds, method, settings, *, experiment, dataset, repeat, fold, n_jobs=1,
              stage=None):
     """One (repeat, fold) cell of a method: the one-row DataFrame of :func:`run_fold`
@@ -195,8 +201,7 @@ def run_experiment(exp, bags, *, dataset, experiment="notebook", threads=1, log=
     folds = make_folds(bags.bag_ids, bags.labels, exp["protocol"])
     frames = []
     for m in expand_methods(exp):
-        tuned = bool(m["selector"].get("tune") or m["classifier"].get("tune"))
-        frames.append(run_method(bags, folds, m, experiment_settings(exp, tuned=tuned),
+        frames.append(run_method(bags, folds, m, method_settings(exp, m),
                                  experiment=experiment, dataset=dataset,
                                  cells=fold_keys(exp["protocol"]), threads=threads, log=log))
     return aggregate_rows(frames)
@@ -227,7 +232,7 @@ def main(argv=None):
     a = ap.parse_args(argv)
     cfg = yaml.safe_load(Path(a.configfile).read_text())
     root = Path(a.directory)
-    add_code_dirs([str((root / d).resolve()) for d in cfg.get("code", [])])
+    add_code_dirs(cfg.get("code"), root)
     exps = cfg.get("experiments", {})
     if a.experiment not in exps:
         ap.error(f"experiment {a.experiment!r} not in {a.configfile}; known: {sorted(exps)}")
@@ -235,12 +240,11 @@ def main(argv=None):
     if (a.selector, a.classifier) not in methods:
         ap.error(f"no method {a.selector}/{a.classifier} in experiment {a.experiment}; known: "
                  + ", ".join(f"{s}/{c}" for s, c in sorted(methods)))
-    stores = [p for p in [root / "results" / "bags" / a.dataset] if p.is_dir()] or sorted(
-        (root / "results" / "bags").glob(f"{a.dataset}@*"))      # chain-built: <dataset>@<source>
-    if a.bags:
-        stores = [Path(a.bags)]
+    under = root / "results" / "bags"
+    stores = ([Path(a.bags)] if a.bags else [under / a.dataset] if (under / a.dataset).is_dir()
+              else sorted(under.glob(f"{a.dataset}@*")))        # chain-built: <dataset>@<source>
     if len(stores) != 1:
-        ap.error(f"{len(stores)} bag stores for {a.dataset!r} under {root / 'results' / 'bags'} "
+        ap.error(f"{len(stores)} bag stores for {a.dataset!r} under {under} "
                  f"({', '.join(p.name for p in stores) or 'none'}); pass --bags DIR")
     bags = read_bags(stores[0])
     folds = pd.read_parquet(root / "results" / a.experiment / "folds" / f"{a.dataset}.parquet")

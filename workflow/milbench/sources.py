@@ -177,6 +177,11 @@ def _bags_from_rows(X, bag_keys, labels, path, lines, mixed_labels="error"):
         raise SourceError(f"{path}: {e}") from e
 
 
+def _plain(v):
+    """A value as the file wrote it: 3, not np.int64(3)."""
+    return v.item() if hasattr(v, "item") else v
+
+
 def _check_values(X, lines, path, unit="line"):
     """Every feature finite and representable as float32 (the store's type); ``lines`` holds
     each row's line (or, with ``unit="row"``, row) number."""
@@ -189,14 +194,15 @@ def _check_values(X, lines, path, unit="line"):
             raise SourceError(f"{path}, {unit} {lines[r]}: feature {c + 1} = {float(X[r, c])!r}: {what}")
 
 
-def _check_labels(values, lines, path, allowed, what, unit="line"):
-    """Labels must be among ``allowed`` (numbers); name the first line (or row) that is not."""
+def _check_labels(values, lines, path, allowed, what, unit="line", shown=None):
+    """Labels must be among ``allowed`` (numbers); name the first line (or row) that is not,
+    with its value as ``shown`` holds it (default: ``values``)."""
     bad = ~np.isin(values, allowed)
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
-        v = values[r]
+        v = (values if shown is None else shown)[r]
         raise SourceError(f"{path}, {unit} {lines[r]}: {what} must be one of "
-                          f"{', '.join(f'{a:g}' for a in allowed)}, got {getattr(v, 'item', lambda: v)()!r}")
+                          f"{', '.join(f'{a:g}' for a in allowed)}, got {_plain(v)!r}")
 
 
 def _parse_float_rows(path, first_feature, n_tail, min_cols=3):
@@ -252,13 +258,12 @@ def read_csv(path, mixed_labels="error"):
     missing = feats.isna().to_numpy()
     if missing.any():
         r, c = np.argwhere(missing)[0]
-        v = df.iat[r, c + 2]
-        raise SourceError(f"{path}, line {lines[r]}: feature {c + 1} = {getattr(v, 'item', lambda: v)()!r}: "
-                          f"missing or non-numeric")
+        raise SourceError(f"{path}, line {lines[r]}: feature {c + 1} = "
+                          f"{_plain(df.iat[r, c + 2])!r}: missing or non-numeric")
     X = feats.to_numpy(float)
     _check_values(X, lines, path)
-    y = pd.to_numeric(df[0], errors="coerce").to_numpy(float)
-    _check_labels(np.where(np.isnan(y), 0.5, y), lines, path, (0, 1, -1), "label (column 1)")
+    y = pd.to_numeric(df[0], errors="coerce").to_numpy(float)       # text -> NaN, refused
+    _check_labels(y, lines, path, (0, 1, -1), "label (column 1)", shown=df[0].to_numpy())
     return _bags_from_rows(X, df[1].to_numpy(), y, path, lines, mixed_labels)
 
 
@@ -401,13 +406,13 @@ def read_arff(path, positive=None):
             raise SourceError(f"{path}, line {lineno}: bag {first!r} has no instances")
         if any(len(r) != n_inst_attrs for r in inst):
             raise SourceError(f"{path}, line {lineno}: expected {n_inst_attrs} values per instance")
-        _check_values(np.array(inst), [lineno] * len(inst), path)
         bags.append(np.array(inst))
         ids.append(first.strip())
         labels.append(label)
         lines.append(lineno)
     if not bags:
         raise SourceError(f"{path}: no @data rows")
+    _check_values(np.vstack(bags), np.repeat(lines, [len(b) for b in bags]), path)
     declared = _nominal_values(class_decl or "")
     if declared is not None:
         undeclared = [i for i, v in enumerate(labels) if v not in declared]

@@ -13,11 +13,11 @@ from milbench.features import images as _im
 from milbench.folds import check_protocol, fold_keys
 from milbench.pipeline import check_method, expand_methods
 from milbench.registry import add_code_dirs
-from milbench.runner import experiment_settings
+from milbench.runner import experiment_settings, method_settings
 from milbench.stages import shared_stages
 from milbench.sources import load_manifest
 
-add_code_dirs([str(Path(d).resolve()) for d in config.get("code", [])])   # users' own methods
+add_code_dirs(config.get("code"))   # users' own methods, named 'module:Class'
 MANIFEST = load_manifest()
 BUILTIN = sorted(k for k, v in MANIFEST.items() if v["format"] != "archive")
 USER = sorted(config.get("datasets", {}))
@@ -100,9 +100,7 @@ def stage_selector(wildcards):
 
 
 def run_settings(wildcards):
-    m = run_method(wildcards)
-    return experiment_settings(EXPERIMENTS[wildcards.experiment],
-                               tuned=bool(m["selector"].get("tune") or m["classifier"].get("tune")))
+    return method_settings(EXPERIMENTS[wildcards.experiment], run_method(wildcards))
 
 
 def stage_settings(wildcards):
@@ -263,8 +261,7 @@ PROTEIN_GRAPH_DEFAULTS = {
 PROTEIN_GRAPH = {**PROTEIN_GRAPH_DEFAULTS, **config.get("chains", {}).get("protein_graph", {})}
 
 # Every data set a rule can build: an experiment naming another fails at parse time (`-n`).
-KNOWN_DATASETS = BUILTIN + USER + ["corel-cats", "reddit", "protein-graph"] + \
-    [f"webkb-{t}" for t in WEBKB_TASKS]
+KNOWN_DATASETS = BUILTIN + USER + list(CHAIN_TAGS) + ["protein-graph"]
 for exp, cfg in EXPERIMENTS.items():
     unknown = [d for d in cfg["datasets"] if d not in KNOWN_DATASETS]
     if unknown:
