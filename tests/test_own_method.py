@@ -3,8 +3,6 @@ in examples/own_method): it passes the MIL contract, runs through snakemake besi
 methods into scores, statistics and figures, and editing its module reruns exactly its jobs."""
 import re
 import shutil
-import subprocess
-import sys
 
 import pandas as pd
 import pytest
@@ -13,22 +11,15 @@ import yaml
 from conftest import REPO
 from milbench.registry import add_code_dirs, resolve
 from milbench.testing import check_mil_estimator
+from test_workflow_e2e import smk
 
 EXAMPLE = REPO / "examples" / "own_method"
-SNAKEMAKE = [sys.executable, "-m", "snakemake", "-s", str(REPO / "Snakefile")]
 NAME = "pooling:MeanMaxPooling"
 
 
 def test_example_method_passes_the_contract():
     add_code_dirs([str(EXAMPLE)])
     check_mil_estimator(resolve("classifier", NAME)())
-
-
-def smk(wd, *args):
-    res = subprocess.run(SNAKEMAKE + ["-d", str(wd), "--configfile", str(wd / "config.yaml"), *args],
-                         capture_output=True, text=True, timeout=900)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
-    return res.stdout + res.stderr
 
 
 @pytest.fixture(scope="module")
