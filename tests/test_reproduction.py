@@ -1,9 +1,18 @@
 """Reproduction targets (SPEC §7) and the ours-vs-paper table."""
+import csv
+import re
+import shutil
+
 import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
-from milbench.reproduction import EXPERIMENTS, TOLERANCE, reproduction_table, targets
+from conftest import REPO
+from milbench.reproduction import (EXPERIMENTS, TARGETS_DIR, TOLERANCE, TargetError,
+                                   load_targets, reproduction_table, targets)
+
+PAPERS = REPO.parent / "shared" / "papers"
 
 
 def _t(exp, **kw):
@@ -231,3 +240,123 @@ def test_reproduction_map_either_direction_and_ratio_protocol():
     assert r.loc["KISVM", "ours"] == 0.70
     # a training-ratio run is not the 80/20 protocol of Table 3
     assert r.loc["EMDD", "status"] == "not run"
+
+
+def test_target_files_validate_and_make_the_targets():
+    """Every data file passes the schema; the files are exactly the five experiments'."""
+    assert sorted(p.stem for p in TARGETS_DIR.glob("*.csv")) == sorted(EXPERIMENTS)
+    assert sorted(p.stem for p in TARGETS_DIR.glob("*.yaml")) == sorted([*EXPERIMENTS, "schema"])
+    for e in EXPERIMENTS:
+        t = load_targets(e)
+        assert t.equals(targets(e))
+        assert t["reference"].str.fullmatch(r"[\w-]+\.txt line \d+").all()
+
+
+@pytest.mark.parametrize("experiment", [e for e in EXPERIMENTS if e != "cvfs"])
+def test_every_number_is_printed_in_its_table(experiment):
+    """Oracle: each value and std, as written in the CSV, appears in the paper's text between
+    its table's caption and the next caption (90 lines after the last one)."""
+    if not PAPERS.exists():
+        pytest.skip("../shared/papers absent (fresh clone)")
+    meta = yaml.safe_load((TARGETS_DIR / f"{experiment}.yaml").read_text())
+    lines = (PAPERS / meta["text"]).read_text().splitlines()
+    starts = sorted(meta["tables"].values())
+    with open(TARGETS_DIR / f"{experiment}.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    for i, r in enumerate(rows, start=2):
+        first = meta["tables"][r["source"]]
+        last = next((s for s in starts if s > first), first + 90)
+        region = "\n".join(lines[first - 1:last - 1])
+        for field in ("value", "std"):
+            if r[field]:
+                number = re.escape(r[field]).replace("0\\.", "0?\\.", 1) \
+                    if r[field].startswith("0.") else re.escape(r[field])      # 0.916 or .916
+                assert re.search(rf"(?<![\d.]){number}(?!\d)", region), \
+                    (f"{experiment}.csv line {i}: {field} {r[field]} not in {meta['text']} "
+                     f"lines {first}-{last - 1}")
+
+
+@pytest.mark.parametrize("line,column,bad,message", [
+    (36, "value", "abc", "value: 'abc' is not of type 'number'"),
+    (36, "value", "", "'value' is a required property"),
+    (36, "value", "73.0", "value: 73.0 is greater than the maximum of 1"),   # a percentage
+    (36, "kind", "guess", "kind: 'guess' is not one of"),
+    (36, "protocol", "nope", "protocol 'nope' is not a key of protocols in hydr.yaml"),
+    (36, "source", "Table 99", "source 'Table 99' is not a key of tables in hydr.yaml"),
+    (36, "paper_method", "HyDR-MI + MIXYZ", "paper_method 'HyDR-MI + MIXYZ' is in neither"),
+    (38, "paper_method", "Full Features + MIEMDD", "same target as line 36"),
+])
+def test_a_bad_row_names_file_line_and_expectation(tmp_path, line, column, bad, message):
+    shutil.copy(TARGETS_DIR / "hydr.yaml", tmp_path)
+    with open(TARGETS_DIR / "hydr.csv", newline="") as f:
+        good = list(csv.reader(f))[:40]                 # the first 39 targets load quickly
+
+    def write(rows):
+        with open(tmp_path / "hydr.csv", "w", newline="") as f:
+            csv.writer(f, lineterminator="\n").writerows(rows)
+
+    write(good)
+    assert len(load_targets("hydr", tmp_path)) == 39
+    rows = [list(r) for r in good]
+    rows[line - 1][good[0].index(column)] = bad
+    write(rows)
+    with pytest.raises(TargetError, match=re.escape(f"hydr.csv, line {line}: ") + ".*"
+                       + re.escape(message)):
+        load_targets("hydr", tmp_path)
+
+
+def test_bad_header_and_bad_method_map(tmp_path):
+    for p in TARGETS_DIR.glob("midr.*"):
+        shutil.copy(p, tmp_path / p.name)
+    meta = yaml.safe_load((tmp_path / "midr.yaml").read_text())
+    meta["methods"]["PCA"]["params"] = {"sel.dims": [0.3]}
+    (tmp_path / "midr.yaml").write_text(yaml.safe_dump(meta))
+    with pytest.raises(TargetError, match=r"midr.yaml: methods/PCA/params/sel.dims: \[0.3\]"):
+        load_targets("midr", tmp_path)
+    shutil.copy(TARGETS_DIR / "midr.yaml", tmp_path / "midr.yaml")
+    text = (tmp_path / "midr.csv").read_text().replace("value,unit", "value,units", 1)
+    (tmp_path / "midr.csv").write_text(text)
+    with pytest.raises(TargetError, match=r"midr.csv, line 1: header"):
+        load_targets("midr", tmp_path)
+    lines = (TARGETS_DIR / "midr.csv").read_text().splitlines()
+    lines[4] = lines[4].rsplit(",", 1)[0]                # line 5 lacks its last field
+    (tmp_path / "midr.csv").write_text("\n".join(lines) + "\n")
+    with pytest.raises(TargetError, match=r"midr.csv, line 5: expected 12 fields"):
+        load_targets("midr", tmp_path)
+
+
+def test_an_erratum_is_a_data_change(tmp_path):
+    """A corrected number in the CSV reaches the targets; percent values are scaled."""
+    for p in TARGETS_DIR.glob("milsd.*"):
+        shutil.copy(p, tmp_path / p.name)
+    text = (tmp_path / "milsd.csv").read_text()
+    (tmp_path / "milsd.csv").write_text(text.replace("course,B-MILSD,accuracy,97.2,%",
+                                                     "course,B-MILSD,accuracy,96.5,%"))
+    t = load_targets("milsd", tmp_path).set_index(["dataset", "metric"])
+    assert t.loc[("course", "accuracy"), "target"] == pytest.approx(0.965)
+    assert t.loc[("faculty", "accuracy"), "target"] == targets("milsd").set_index(
+        ["dataset", "metric"]).loc[("faculty", "accuracy"), "target"]
+
+
+def test_composite_hydr_label_matches_one_run():
+    """"<selector part> + <classifier part>" labels take both parts' parameter hints: the
+    min-Hausdorff 10 % MIWrapper (SMO) run matches Table 2 only, not the 50 % or NB runs."""
+    base = dict(dataset="tiger", selector="relieff-mi", classifier="mi-wrapper", n=10)
+    s = pd.DataFrame([
+        {**base, "method": "r10-svm", "sel.metric": "min", "sel.percent": 0.1,
+         "clf.estimator": "svm", "accuracy_mean": 0.84},
+        {**base, "method": "r10-nb", "sel.metric": "min", "sel.percent": 0.1,
+         "clf.estimator": "naive-bayes", "accuracy_mean": 0.70},
+        {**base, "method": "r50-svm", "sel.metric": "adapted", "sel.percent": 0.5,
+         "clf.estimator": "svm", "accuracy_mean": 0.79}])
+    r = reproduction_table(s, "hydr").set_index(["paper_method", "dataset", "metric"])
+    smo = r.loc[("ReliefF-MI (min, 10 %) + MIWrapper (SMO)", "tiger", "accuracy")]
+    assert smo["our_method"] == "r10-svm" and smo["paper_value"] == 0.835
+    assert smo["difference"] == pytest.approx(0.005) and smo["within_tolerance"] is True
+    nb = r.loc[("ReliefF-MI (min, 10 %) + MIWrapper (Naive Bayes)", "tiger", "accuracy")]
+    assert nb["our_method"] == "r10-nb" and nb["paper_value"] == 0.815
+    assert nb["within_tolerance"] is False
+    table8 = r.loc[("ReliefF-MI + MIWrapper (SMO)", "tiger", "accuracy")]
+    assert table8["our_method"] == "r50-svm" and table8["paper_value"] == 0.800
+    assert r.loc[("ReliefF-MI (max, 10 %) + MIWrapper (SMO)", "tiger", "accuracy"),
+                 "status"] == "not run"
