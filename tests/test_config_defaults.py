@@ -5,6 +5,7 @@ import copy
 import inspect
 import subprocess
 
+import pandas as pd
 import pytest
 import yaml
 from snakemake.utils import validate as snakemake_validate
@@ -123,3 +124,21 @@ def test_wrong_chain_type_fails_the_dry_run_naming_the_key(tmp_path):
     with pytest.raises(ValueError, match=r"config.yaml: chains.corel.n_pos: 'many' is not of type"):
         load_config(tmp_path / "config.yaml")
 
+
+def test_notebook_entry_fills_the_defaults():
+    """run_experiment on an entry that leaves the defaults (and ``datasets``) out gives the rows
+    of the same entry with the schema's defaults written out."""
+    from milbench.runner import run_experiment
+    from milbench.sources import load_builtin
+
+    bags = load_builtin("musk1", offline=True)
+    short = {"protocol": {"kind": "kfold", "folds": 2}, "classifiers": [{"name": "mi-simple"}]}
+    full = {"datasets": ["musk1"], "scale": "minmax", "selectors": [{"name": "none"}],
+            "protocol": {"kind": "kfold", "folds": 2, "repeats": 1, "seed": 0},
+            "classifiers": [{"name": "mi-simple"}]}
+    timing = ["fit_seconds", "fit_cpu_seconds", "predict_seconds"]
+    ours, written = (run_experiment(e, bags, dataset="musk1").drop(columns=timing)
+                     for e in (short, full))
+    pd.testing.assert_frame_equal(ours, written, check_exact=True)
+    with pytest.raises(ValueError, match=r"experiment notebook: scale: 'minimax' is not one of"):
+        run_experiment({**short, "scale": "minimax"}, bags, dataset="musk1")
