@@ -20,7 +20,8 @@ from milbench.graphs.protein import build_protein_graph
 from milbench.graphs.synthetic_site import make_site
 from test_workflow_e2e import SNAKEMAKE
 
-CONFIGS = sorted((REPO / "config").rglob("*.yaml")) + sorted((REPO / "examples").rglob("config*.yaml"))
+CONFIGS = [*sorted((REPO / "config").rglob("*.yaml")),
+           *sorted((REPO / "examples").rglob("config*.yaml"))]
 
 
 def snakemake_filled(cfg):
@@ -87,7 +88,8 @@ LIBRARY_DEFAULTS = [
     *[("reddit", k, reddit.select_bags, k)
       for k in ("n_pos", "n_neg", "pos_threshold", "neg_threshold", "seed")],
     *[("reddit", k, reddit.build_reddit_bags, k) for k in ("n_terms", "subreddits", "time_column")],
-    *[("reddit.synthetic", k, make_synthetic_reddit, k) for k in ("n_pos", "n_neg", "n_mid", "seed")],
+    *[("reddit.synthetic", k, make_synthetic_reddit, k)
+      for k in ("n_pos", "n_neg", "n_mid", "seed")],
     ("webkb", "max_features", webkb.build_task_bags, "max_features"),
     ("webkb", "min_df", webkb.build_task_bags, "min_df"),
     ("webkb", "passage_words", webkb.build_task_bags, "width"),
