@@ -1,4 +1,4 @@
-# milbench: multi-instance learning pipeline (SPEC.md). Run `snakemake --cores N`.
+# milbench: multi-instance learning pipeline. Run `snakemake --cores N`.
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
@@ -11,7 +11,8 @@ if not workflow.overwrite_configfiles:
     configfile: "config/config.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+# checks the config and fills in every default the schema gives (chains, threads, experiments)
+validate(config, "workflow/schemas/config.schema.yaml", set_default=True)
 
 
 include: "workflow/rules/common.smk"

@@ -48,8 +48,6 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
-
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 sys.path.insert(0, str(REPO / "workflow"))
@@ -178,7 +176,7 @@ def job_spec(cfg, job):
                                                           "classifier": m["classifier"]},
             "repeat": r, "fold": f, "protocol": e["protocol"],
             "settings": experiment_settings(e), "bags": BUILT.get(ds), "stage": bool(m["stage"]),
-            "inner_folds": e.get("inner_folds", 5)}
+            "inner_folds": e["inner_folds"]}
 
 
 # Iteration counts a scaled-down run lowers, with the value used; cost taken as linear in them.
@@ -326,6 +324,7 @@ def main():
     paths = sorted((REPO / "config" / "paper").glob("*.yaml"))
     if a.configs:
         paths = [p for p in paths if p.stem in a.configs]
+    from milbench.config import load_config
     from milbench.sources import load_manifest
 
     loadable = {n for n, v in load_manifest().items() if v["format"] != "archive"}
@@ -336,7 +335,7 @@ def main():
             BUILT[p.name.split("@")[0]] = str(p)
     rows, eff_job = [], None
     for path in paths:
-        cfg = yaml.safe_load(path.read_text())
+        cfg = load_config(path)
         all_jobs, n_methods, other = config_jobs(cfg)
         jobs = [j for j in all_jobs if j[1] in loadable or j[1] in BUILT]
         missing = sorted({j[1] for j in all_jobs} - loadable - set(BUILT))

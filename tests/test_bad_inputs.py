@@ -13,6 +13,7 @@ from scipy.io import savemat
 
 from conftest import REPO, toy_bags
 from milbench.bags import Bags
+from milbench.config import load_config
 from milbench.pipeline import check_method, expand_methods
 from milbench.registry import CLASSIFIERS, SELECTORS, make
 from milbench.sources import SourceError, read_any
@@ -262,7 +263,7 @@ def test_registry_defaults_satisfy_their_constraints():
 @pytest.mark.parametrize("path", sorted((REPO / "config").rglob("*.yaml")),
                          ids=lambda p: str(p.relative_to(REPO / "config")))
 def test_shipped_configs_pass_the_method_check(path):
-    for exp in yaml.safe_load(path.read_text()).get("experiments", {}).values():
+    for exp in load_config(path)["experiments"].values():
         for m in expand_methods(exp):
             check_method(m["selector"], m["classifier"])
 

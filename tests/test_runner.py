@@ -4,14 +4,16 @@ import logging
 import pandas as pd
 import pytest
 
+from milbench.config import experiment_defaults
 from milbench.folds import make_folds
 from milbench.pipeline import expand_methods
 from milbench.runner import CellError, experiment_settings, parse_cell, run_method
 from milbench.sources import load_builtin
 
 TIMING = ["fit_seconds", "fit_cpu_seconds", "predict_seconds"]
-EXP = {"protocol": {"kind": "kfold", "folds": 3, "repeats": 2, "seed": 0}, "scale": "minmax",
-       "classifiers": [{"name": "mi-simple", "estimator": "tree"}]}
+EXP = experiment_defaults({"datasets": ["musk1"],
+                           "protocol": {"kind": "kfold", "folds": 3, "repeats": 2, "seed": 0},
+                           "classifiers": [{"name": "mi-simple", "estimator": "tree"}]})
 
 
 @pytest.fixture(scope="module")

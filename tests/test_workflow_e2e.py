@@ -85,11 +85,12 @@ TIMING = ["fit_seconds", "fit_cpu_seconds", "predict_seconds"]
 def test_method_jobs_equal_the_per_fold_design(finished_run):
     """Every row a method job wrote (its cells run together in one process, over 2 threads)
     equals the same cell run alone through run_fold, on every column except the timings."""
+    from milbench.config import experiment_defaults
     from milbench.pipeline import aggregate, expand_methods
     from milbench.runner import experiment_settings, run_cell
     from milbench.store import read_bags
 
-    wd, exp = finished_run, e2e_config()["experiments"]["tiny"]
+    wd, exp = finished_run, experiment_defaults(e2e_config()["experiments"]["tiny"])
     bags = read_bags(wd / "results/bags/musk1")
     folds = pd.read_parquet(wd / "results/tiny/folds/musk1.parquet")
     per_fold = []

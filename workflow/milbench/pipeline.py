@@ -106,8 +106,8 @@ def label(spec):
 
 
 def expand_methods(exp):
-    """All (selector entry, classifier entry) pairs of an experiment, with ids."""
-    sels = [e for s in exp.get("selectors", [{"name": "none"}]) for e in expand_grid(s)]
+    """All (selector entry, classifier entry) pairs of an experiment (defaults filled), with ids."""
+    sels = [e for s in exp["selectors"] for e in expand_grid(s)]
     clfs = [e for c in exp["classifiers"] for e in expand_grid(c)]
     return [{"selector": s, "classifier": c, "selector_id": method_id(s),
              "classifier_id": method_id(c)} for s in sels for c in clfs]

@@ -48,13 +48,14 @@ def parse_cell(name):
 
 
 def experiment_settings(exp, tuned=True):
-    """The settings of an experiment that a cell uses (the run rule's params: changing one
-    reruns the methods that read it). ``inner_folds`` / ``inner_metric`` only for a ``tuned``
-    method (no other reads them); ``transductive`` only when on, so that turning it on reruns
-    exactly that experiment's jobs."""
+    """The settings of an experiment entry (defaults filled: the Snakefile's validate or
+    :func:`milbench.config.experiment_defaults`) that a cell uses (the run rule's params:
+    changing one reruns the methods that read it). ``inner_folds`` / ``inner_metric`` only for
+    a ``tuned`` method (no other reads them); ``transductive`` only when on, so that turning it
+    on reruns exactly that experiment's jobs."""
     keep = ("scale", "protocol") + (("inner_folds", "inner_metric") if tuned else ())
     settings = {k: v for k, v in exp.items() if k in keep}
-    if exp.get("transductive"):
+    if exp["transductive"]:
         settings["transductive"] = True
     return settings
 
@@ -68,13 +69,13 @@ def method_settings(exp, method):
 def run_cell(bags, folds, method, settings, *, experiment, dataset, repeat, fold, n_jobs=1,
              stage=None):
     """One (repeat, fold) cell of a method: the one-row DataFrame of :func:`run_fold`
-    (``stage``: the selector's stored fold stage for this cell, or None)."""
+    (``settings``: :func:`experiment_settings`; ``stage``: the selector's stored fold stage for
+    this cell, or None)."""
+    tuning = {k: settings[k] for k in ("inner_folds", "inner_metric") if k in settings}
     return run_fold(bags, folds, method, experiment=experiment, dataset=dataset,
-                    scale=settings.get("scale", "minmax"), repeat=repeat, fold=fold,
-                    seed=settings["protocol"].get("seed", 0),
-                    inner_folds=settings.get("inner_folds", 5),
-                    inner_metric=settings.get("inner_metric", "accuracy"), n_jobs=n_jobs,
-                    transductive=settings.get("transductive", False), stage=stage)
+                    scale=settings["scale"], repeat=repeat, fold=fold,
+                    seed=settings["protocol"]["seed"], **tuning, n_jobs=n_jobs,
+                    transductive="transductive" in settings, stage=stage)
 
 
 def fit_stage_cell(bags, folds, selector, settings, cell):
@@ -85,9 +86,9 @@ def fit_stage_cell(bags, folds, selector, settings, cell):
     from .pipeline import dataset_views
 
     tr, _, _ = split(folds, cell[0], cell[1], bags.bag_ids)
-    train = stages.scale_bags(bags.subset(tr), settings.get("scale", "minmax"))
+    train = stages.scale_bags(bags.subset(tr), settings["scale"])
     return stages.fit_stage(train, train.labels, selector,
-                            random_state=settings["protocol"].get("seed", 0) + cell[0],
+                            random_state=settings["protocol"]["seed"] + cell[0],
                             views=dataset_views(bags))
 
 
@@ -191,13 +192,16 @@ def run_method(bags, folds, method, settings, *, experiment, dataset, cells, thr
 
 def run_experiment(exp, bags, *, dataset, experiment="notebook", threads=1, log=None):
     """One experiment entry (a config's ``experiments.<name>`` dict, registry names or your
-    own 'module:Class') on in-memory :class:`~milbench.bags.Bags`, from a notebook: the
-    pipeline's own folds, scaling, inner CV and scoring, every method's cells over ``threads``
-    processes. Returns the rows ``scores.parquet`` holds for this data set (equal to a
-    Snakemake run's on every column but the timings; tests/test_workflow_e2e.py)."""
+    own 'module:Class'; ``datasets`` may be left out) on in-memory :class:`~milbench.bags.Bags`,
+    from a notebook: the pipeline's own folds, scaling, inner CV and scoring (the schema's
+    defaults filled in as the Snakefile does), every method's cells over ``threads`` processes.
+    Returns the rows ``scores.parquet`` holds for this data set (equal to a Snakemake run's on
+    every column but the timings; tests/test_workflow_e2e.py)."""
+    from .config import experiment_defaults
     from .folds import fold_keys, make_folds
     from .pipeline import aggregate_rows, expand_methods
 
+    exp = experiment_defaults({"datasets": [dataset], **exp}, where=f"experiment {experiment}")
     folds = make_folds(bags.bag_ids, bags.labels, exp["protocol"])
     frames = []
     for m in expand_methods(exp):
@@ -212,8 +216,7 @@ def main(argv=None):
     import argparse
     from pathlib import Path
 
-    import yaml
-
+    from .config import load_config
     from .pipeline import expand_methods
     from .registry import add_code_dirs
     from .store import read_bags
@@ -230,10 +233,13 @@ def main(argv=None):
     ap.add_argument("-o", "--output", help="also write the row to this Parquet file")
     ap.add_argument("--bags", help="the data set's bag store (default: found under results/bags)")
     a = ap.parse_args(argv)
-    cfg = yaml.safe_load(Path(a.configfile).read_text())
+    try:
+        cfg = load_config(a.configfile)
+    except ValueError as e:   # names the file and the key
+        ap.error(str(e))
     root = Path(a.directory)
-    add_code_dirs(cfg.get("code"), root)
-    exps = cfg.get("experiments", {})
+    add_code_dirs(cfg["code"], root)
+    exps = cfg["experiments"]
     if a.experiment not in exps:
         ap.error(f"experiment {a.experiment!r} not in {a.configfile}; known: {sorted(exps)}")
     methods = {(m["selector_id"], m["classifier_id"]): m for m in expand_methods(exps[a.experiment])}

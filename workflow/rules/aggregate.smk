@@ -38,7 +38,7 @@ rule scores:
         summary=report("results/{experiment}/summary.csv", caption="../report/summary.rst",
                        category="{experiment}", subcategory="tables"),
     params:
-        metrics=lambda wc: EXPERIMENTS[wc.experiment].get("metrics", ["accuracy", "auroc"]),
+        metrics=lambda wc: EXPERIMENTS[wc.experiment]["metrics"],
     conda:
         "../../envs/milbench.yaml"
     log:
@@ -60,8 +60,8 @@ rule stats:
         report(directory("results/{experiment}/stats"), patterns=["{name}.csv"],
                caption="../report/stats.rst", category="{experiment}", subcategory="statistics"),
     params:
-        entries=lambda wc: EXPERIMENTS[wc.experiment].get("stats", []),
-        metrics=lambda wc: EXPERIMENTS[wc.experiment].get("metrics", ["accuracy", "auroc"]),
+        entries=lambda wc: EXPERIMENTS[wc.experiment]["stats"],
+        metrics=lambda wc: EXPERIMENTS[wc.experiment]["metrics"],
     conda:
         "../../envs/milbench.yaml"
     log:
@@ -82,7 +82,7 @@ rule figures:
         report(directory("results/{experiment}/figures"), patterns=["{name}.png"],
                caption="../report/figures.rst", category="{experiment}", subcategory="figures"),
     params:
-        entries=lambda wc: EXPERIMENTS[wc.experiment].get("figures", []),
+        entries=lambda wc: EXPERIMENTS[wc.experiment]["figures"],
     conda:
         "../../envs/milbench.yaml"
     log:
@@ -104,8 +104,8 @@ rule feature_coverage:
                caption="../report/coverage.rst", category="{experiment}", subcategory="figures"),
     params:
         entries=lambda wc: EXPERIMENTS[wc.experiment]["coverage"],
-        scale=lambda wc: EXPERIMENTS[wc.experiment].get("scale", "minmax"),
-        seed=lambda wc: EXPERIMENTS[wc.experiment]["protocol"].get("seed", 0),
+        scale=lambda wc: EXPERIMENTS[wc.experiment]["scale"],
+        seed=lambda wc: EXPERIMENTS[wc.experiment]["protocol"]["seed"],
     conda:
         "../../envs/milbench.yaml"
     log:
@@ -127,7 +127,7 @@ rule reproduction:
         report("results/{experiment}/reproduction.csv", caption="../report/reproduction.rst",
                category="{experiment}", subcategory="tables"),
     params:
-        mapping=lambda wc: EXPERIMENTS[wc.experiment].get("reproduction_map", {}),
+        mapping=lambda wc: EXPERIMENTS[wc.experiment]["reproduction_map"],
     conda:
         "../../envs/milbench.yaml"
     log:

@@ -1,5 +1,6 @@
 # Input functions and config expansion shared by every rule (Snakemake catalog layout).
-import copy
+# Every config default comes from workflow/schemas/config.schema.yaml (filled by the
+# Snakefile's validate), so config keys are read here without fallbacks.
 import hashlib
 import re
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from milbench.codehash import code_hash, spec_modules
-from milbench.features import images as _im
+from milbench.config import chain_settings
 from milbench.folds import check_protocol, fold_keys
 from milbench.pipeline import check_method, expand_methods
 from milbench.registry import add_code_dirs
@@ -17,10 +18,10 @@ from milbench.runner import experiment_settings, method_settings
 from milbench.stages import shared_stages
 from milbench.sources import load_manifest
 
-add_code_dirs(config.get("code"))   # users' own methods, named 'module:Class'
+add_code_dirs(config["code"])   # users' own methods, named 'module:Class'
 MANIFEST = load_manifest()
 BUILTIN = sorted(k for k, v in MANIFEST.items() if v["format"] != "archive")
-USER = sorted(config.get("datasets", {}))
+USER = sorted(config["datasets"])
 RAW_FILES = {f["path"]: f for v in MANIFEST.values() for f in v["files"]}
 EXPERIMENTS = config["experiments"]
 METHODS = {
@@ -46,7 +47,7 @@ if clash:
 
 def builtin_raw(wildcards):
     """Raw files of a built-in dataset (none when the offline copy is used)."""
-    if config.get("offline", False):
+    if config["offline"]:
         return []
     return [f"results/raw/{f['path']}" for f in MANIFEST[wildcards.dataset]["files"]]
 
@@ -107,7 +108,7 @@ def stage_settings(wildcards):
     return experiment_settings(EXPERIMENTS[wildcards.experiment], tuned=False)
 
 
-THREADS = config.get("threads", {})
+THREADS = config["threads"]
 
 
 def n_cells(wildcards):
@@ -115,15 +116,15 @@ def n_cells(wildcards):
 
 
 def method_threads(wildcards):
-    """A method job's threads: one per cell, at most ``threads.run`` (default 8); Snakemake
-    lowers it further to --cores."""
-    return min(n_cells(wildcards), THREADS.get("run", 8))
+    """A method job's threads: one per cell, at most ``threads.run``; Snakemake lowers it
+    further to --cores."""
+    return min(n_cells(wildcards), THREADS["run"])
 
 
 def method_runtime(wildcards, threads):
-    """SLURM time limit in minutes: the experiment's ``runtime`` (minutes per cell, default
-    60) times the cells each thread runs one after another."""
-    per_cell = EXPERIMENTS[wildcards.experiment].get("runtime", 60)
+    """SLURM time limit in minutes: the experiment's ``runtime`` (minutes per cell) times the
+    cells each thread runs one after another."""
+    per_cell = EXPERIMENTS[wildcards.experiment]["runtime"]
     return per_cell * -(-n_cells(wildcards) // threads)
 
 
@@ -150,35 +151,14 @@ def all_targets():
         out += [f"results/{exp}/scores.parquet", f"results/{exp}/summary.csv",
                 f"results/{exp}/stats", f"results/{exp}/figures",
                 f"results/{exp}/reproduction.csv"]
-        if EXPERIMENTS[exp].get("coverage"):
+        if EXPERIMENTS[exp]["coverage"]:
             out.append(f"results/{exp}/coverage")
     return out
 
 
 # ---- Corel image chain (rules in images.smk) -------------------------------
 
-COREL_DEFAULTS = {
-    "source": "synthetic",       # synthetic | <folder> | <archive .tar.gz/.tgz/.tar/.zip>
-    "positive": list(_im.DEFAULT_POSITIVE),
-    "negative": list(_im.DEFAULT_NEGATIVE),
-    "exclude": list(_im.DEFAULT_EXCLUDE),
-    "n_pos": 300,
-    "n_neg": 300,
-    "seed": 0,
-    "regions": 5,
-    "oversegmentations": [dict(s) for s in _im.DEFAULT_OVERSEGMENTATIONS],
-    "alpha": 0.001,
-    "beta": 20.0,
-    "nb": 1,
-    "codebook": 256,
-    "pixels_per_image": 500,
-    "overlays": 8,
-    "threads": 2,
-    "synthetic": {"n_pos": 40, "n_neg": 40, "n_other": 10, "size": [128, 192], "seed": 0},
-}
-COREL = copy.deepcopy(COREL_DEFAULTS)
-COREL.update({k: v for k, v in config.get("chains", {}).get("corel", {}).items() if k != "synthetic"})
-COREL["synthetic"].update(config.get("chains", {}).get("corel", {}).get("synthetic", {}))
+COREL = chain_settings(config, "corel")
 _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".zip", ".tar.bz2", ".tar.xz")
 
 
@@ -209,21 +189,7 @@ def corel_source_file():
 
 # ---- Reddit chain (rules in reddit.smk) ------------------------------------
 
-REDDIT_DEFAULTS = {
-    "source": "synthetic",        # synthetic | <path to SNAP redditSubmissions.csv>
-    "n_pos": 300,
-    "n_neg": 300,
-    "pos_threshold": 2000,
-    "neg_threshold": 100,
-    "seed": 0,
-    "n_terms": 200,
-    "subreddits": None,           # 28 community names, or None = the 28 most frequent
-    "time_column": "rawtime",     # rawtime (poster wall clock) | unixtime (UTC) | localtime
-    "synthetic": {"n_pos": 120, "n_neg": 120, "n_mid": 40, "seed": 0},
-}
-REDDIT = copy.deepcopy(REDDIT_DEFAULTS)
-REDDIT.update({k: v for k, v in config.get("chains", {}).get("reddit", {}).items() if k != "synthetic"})
-REDDIT["synthetic"].update(config.get("chains", {}).get("reddit", {}).get("synthetic", {}))
+REDDIT = chain_settings(config, "reddit")
 REDDIT_TAG = chain_tag(REDDIT["source"])
 REDDIT_CHAIN = f"results/chains/reddit@{REDDIT_TAG}"
 REDDIT_SYNTHETIC_CSV = "results/raw/synthetic-reddit/synthetic-redditSubmissions.csv"
@@ -234,31 +200,14 @@ def reddit_csv():
 
 
 # ---- graph chains: WebKB and protein (rules in graphs.smk) --------------------
-WEBKB_DEFAULTS = {
-    "source": "synthetic",      # synthetic | <archive .tar.gz/.tgz/.tar/.zip> | <folder>
-    "max_features": 3000,       # vocabulary size (instances are stored dense float32)
-    "min_df": 2,                # a term must occur in >= min_df passages
-    "passage_words": 50,        # window width, stemmed non-stop-word tokens
-    "passage_stride": 50,       # 50 = non-overlapping; 25 = half-overlapping (Andrews et al.)
-    "seed": 0,                  # seed of the negative sample of every task
-    "synthetic": {"seed": 0, "sizes": None},
-}
-WEBKB = copy.deepcopy(WEBKB_DEFAULTS)
-WEBKB.update({k: v for k, v in config.get("chains", {}).get("webkb", {}).items() if k != "synthetic"})
-WEBKB["synthetic"].update(config.get("chains", {}).get("webkb", {}).get("synthetic", {}))
+WEBKB = chain_settings(config, "webkb")
 WEBKB_TAG = chain_tag(WEBKB["source"])
 WEBKB_CHAIN = f"results/chains/webkb@{WEBKB_TAG}"
 WEBKB_TASKS = ("course", "faculty", "student", "project", "department", "staff", "other")
 CHAIN_TAGS = {"corel-cats": COREL_TAG, "reddit": REDDIT_TAG,
               **{f"webkb-{t}": WEBKB_TAG for t in WEBKB_TASKS}}
 
-PROTEIN_GRAPH_DEFAULTS = {
-    "table": None,              # user pairwise score table (a, b, score); None = kNN substitute
-    "threshold": 25.0,          # edge when score > threshold (clustalw score in the paper)
-    "k": 5,                     # neighbours of the kNN substitute graph
-    "drop_position": True,      # drop CSV column 0 (window position 0-188): paper uses 8 features
-}
-PROTEIN_GRAPH = {**PROTEIN_GRAPH_DEFAULTS, **config.get("chains", {}).get("protein_graph", {})}
+PROTEIN_GRAPH = chain_settings(config, "protein_graph")
 
 # Every data set a rule can build: an experiment naming another fails at parse time (`-n`).
 KNOWN_DATASETS = BUILTIN + USER + list(CHAIN_TAGS) + ["protein-graph"]

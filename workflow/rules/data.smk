@@ -7,7 +7,7 @@ rule fetch_raw:
         protected("results/raw/{relpath}"),
     params:
         entry=lambda wc: RAW_FILES[wc.relpath],
-        mirror=config.get("mirror"),
+        mirror=config["mirror"],
     wildcard_constraints:
         relpath="|".join(map(re.escape, RAW_FILES)),
     conda:
@@ -29,7 +29,7 @@ rule bags_builtin:
     output:
         bags_of("{dataset}"),
     params:
-        offline=config.get("offline", False),
+        offline=config["offline"],
     wildcard_constraints:
         dataset="|".join(map(re.escape, BUILTIN)),
     conda:

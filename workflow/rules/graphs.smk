@@ -98,14 +98,14 @@ rule webkb_bags:
 rule protein_graph:
     """Trx bags + bag graph: user score table > threshold, else the kNN substitute (labelled)."""
     input:
-        raw=[] if config.get("offline", False) else
+        raw=[] if config["offline"] else
             [f"results/raw/{f['path']}" for f in MANIFEST["protein"]["files"]],
         table=[PROTEIN_GRAPH["table"]] if PROTEIN_GRAPH["table"] else [],
     output:
         bags_of("protein-graph") + ["results/bags/protein-graph/edges.parquet"],
     params:
         cfg=PROTEIN_GRAPH,
-        offline=config.get("offline", False),
+        offline=config["offline"],
     conda:
         "../../envs/milbench.yaml"
     log:

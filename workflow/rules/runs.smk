@@ -42,7 +42,7 @@ rule run_method:
         method=run_method,
         experiment_cfg=run_settings,
         cells=lambda wc: fold_keys(EXPERIMENTS[wc.experiment]["protocol"]),
-        cell_threads=THREADS.get("cell", 1),
+        cell_threads=THREADS["cell"],
         code=code_version,
     threads: method_threads
     conda:

@@ -9,7 +9,7 @@ from milbench.store import write_bags
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 spec = snakemake.params.spec
 bags = read_any(spec["format"], spec["path"], spec.get("names"), positive=spec.get("positive"),
-               mixed_labels=spec.get("mixed_labels", "error"))
+               mixed_labels=spec["mixed_labels"])
 bags.meta.update(source=f"user {spec['format']}: {spec['path']}", dataset=snakemake.wildcards.dataset)
 if Path(spec["path"]).is_file():
     bags.meta["sha256"] = {spec["path"]: sha256_of(spec["path"])}

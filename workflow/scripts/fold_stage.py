@@ -9,7 +9,7 @@ from milbench.runner import run_stage
 from milbench.store import read_bags
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
-add_code_dirs(snakemake.config.get("code"))
+add_code_dirs(snakemake.config["code"])
 wc, p = snakemake.wildcards, snakemake.params
 frame = run_stage(read_bags(Path(snakemake.input.bags).parent),
                   pd.read_parquet(snakemake.input.folds), p.selector, p.experiment_cfg,

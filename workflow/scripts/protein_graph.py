@@ -11,8 +11,8 @@ from milbench.store import write_bags
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 c = snakemake.params.cfg
 bags = load_builtin("protein", raw_dir="results/raw", offline=snakemake.params.offline)
-out = build_protein_graph(bags, table=c.get("table"), threshold=c["threshold"], k=c["k"],
-                          drop_position=c.get("drop_position", True))
+out = build_protein_graph(bags, table=c["table"], threshold=c["threshold"], k=c["k"],
+                          drop_position=c["drop_position"])
 out.meta["params"] = dict(c)
 write_bags(out, Path(snakemake.output[0]).parent)
 log.info("protein-graph: %d bags, %d edges, graph source: %s", len(out), len(out.edges),

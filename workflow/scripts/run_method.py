@@ -10,7 +10,7 @@ from milbench.stages import frame_to_stages
 from milbench.store import read_bags
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
-add_code_dirs(snakemake.config.get("code"))
+add_code_dirs(snakemake.config["code"])
 wc, p = snakemake.wildcards, snakemake.params
 stage = snakemake.input.stage
 rows = run_method(read_bags(Path(snakemake.input.bags).parent),

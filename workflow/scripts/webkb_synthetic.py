@@ -6,5 +6,5 @@ from milbench.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 p = dict(snakemake.params.cfg)
-site = make_site(snakemake.output[0], sizes=p.get("sizes"), seed=p.get("seed", 0))
+site = make_site(snakemake.output[0], sizes=p["sizes"], seed=p["seed"])
 log.info("SYNTHETIC WebKB-layout site written to %s (%s)", site, p)
