@@ -3,7 +3,7 @@ musk2, elephant, fox, tiger with the regularisation chosen by inner CV on the tr
 
     python benchmarks/milr_ori.py [--repeats 10] [--combine softmax] [--scale minmax] [--jobs 2]
 
-Prints our AUROC next to the paper's (SPEC §7). Uses the same library calls as the pipeline's
+Prints our AUROC next to the paper's (midr Table 1). Uses the same library calls as the pipeline's
 run_fold jobs (fold files, scaler, GridSearchCV) so the figures are the pipeline's figures.
 """
 import argparse

@@ -1,4 +1,4 @@
-"""CVFS-MIL and the multi-view baselines (cvfs-mil.txt §3–4; SPEC §6)."""
+"""CVFS-MIL and the multi-view baselines (cvfs-mil.txt §3–4)."""
 from __future__ import annotations
 
 import itertools

@@ -1,4 +1,4 @@
-"""Corel image chain: selection, SAS/Tcut segmentation, descriptors, codebooks, bags (SPEC §5)."""
+"""Corel image chain: selection, SAS/Tcut segmentation, descriptors, codebooks, bags."""
 from __future__ import annotations
 
 

@@ -1,4 +1,4 @@
-"""Reddit chain: SNAP schema, bag labelling, title TF-IDF view, 55-factor view (SPEC §5)."""
+"""Reddit chain: SNAP schema, bag labelling, title TF-IDF view, 55-factor view."""
 from __future__ import annotations
 
 import numpy as np

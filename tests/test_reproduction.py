@@ -1,4 +1,4 @@
-"""Reproduction targets (SPEC §7) and the ours-vs-paper table."""
+"""Reproduction targets and the ours-vs-paper table."""
 import csv
 import re
 import shutil
@@ -65,7 +65,7 @@ def test_spec_miordm_targets():
             "EMDD": dict(musk1=.830, musk2=.803, tiger=.714, elephant=.791, fox=.593)}
     for m, vals in spec.items():
         for d, v in vals.items():
-            assert acc[(m, d)] == pytest.approx(v, abs=6e-4)      # 4-digit table vs SPEC
+            assert acc[(m, d)] == pytest.approx(v, abs=6e-4)      # 4-digit table vs the paper
     auc = _t("miordm", metric="auroc", paper_method="MIORDM", dataset="faculty")
     assert auc["target"].item() == 0.9375 and auc["target_std"].item() == 0.0186
 

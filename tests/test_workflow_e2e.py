@@ -1,4 +1,4 @@
-"""End-to-end: snakemake on a tiny config in a temp dir (SPEC §1: reruns only what changed)."""
+"""End-to-end: snakemake on a tiny config in a temp dir (reruns only what changed)."""
 import re
 import shutil
 import subprocess
