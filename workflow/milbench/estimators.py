@@ -49,3 +49,11 @@ def reusable(est):
     return not any(v for k, v in params.items() if k.split("__")[-1] == "warm_start") and all(
         v is None or isinstance(v, Integral)
         for k, v in params.items() if k.split("__")[-1] == "random_state")
+
+
+def sklearn_checked():
+    """A scikit-learn config context for refitting an estimator whose parameters were validated
+    and on data checked finite once (a feature-subset evaluator): skips both re-checks, results
+    unchanged."""
+    import sklearn
+    return sklearn.config_context(assume_finite=True, skip_parameter_validation=True)

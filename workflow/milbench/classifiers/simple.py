@@ -15,7 +15,7 @@ from sklearn.base import clone
 
 from ..bags import segment_reduce, stack
 from ..base import MILClassifier
-from ..estimators import make_estimator, reusable
+from ..estimators import make_estimator, reusable, sklearn_checked
 
 STATISTICS = ("minmax", "mean", "meanminmax")
 
@@ -86,7 +86,8 @@ class SubsetStatistics:
         k, n, _ = self.blocks.shape
         Z = self.blocks[:, :, cols].transpose(1, 0, 2).reshape(n, k * len(cols))
         est, out = clone(self.est), []           # one per call: evaluators serve threads too
-        for tr, va in self.folds:
-            est.fit(Z[tr], self.y[tr])
-            out.append(bag_decision(est, Z[va]) > 0)
+        with sklearn_checked():
+            for tr, va in self.folds:
+                est.fit(Z[tr], self.y[tr])
+                out.append(bag_decision(est, Z[va]) > 0)
         return np.concatenate(out)

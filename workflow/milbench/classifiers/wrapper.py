@@ -41,7 +41,7 @@ from sklearn.utils.validation import has_fit_parameter
 
 from ..bags import stack
 from ..base import WeightedMILClassifier
-from ..estimators import make_estimator, reusable
+from ..estimators import make_estimator, reusable, sklearn_checked
 
 AGGREGATIONS = ("arithmetic", "geometric", "max")
 WEIGHTINGS = ("inverse", "none")
@@ -71,10 +71,10 @@ def positive_proba(est, X):
     return expit(est.decision_function(X))
 
 
-def fit_instances(est, X, yi, w):
+def fit_instances(est, X, yi, w, weighted=None):
     """Fit ``est`` on instances with weights ``w`` (unweighted, with a warning when the weights
-    matter, if its ``fit`` takes no ``sample_weight``)."""
-    if has_fit_parameter(est, "sample_weight"):
+    matter, if its ``fit`` takes no ``sample_weight``; ``weighted``: whether it does, if known)."""
+    if has_fit_parameter(est, "sample_weight") if weighted is None else weighted:
         return est.fit(X, yi, sample_weight=w)
     if not np.allclose(w, w[0]):
         warnings.warn(f"{type(est).__name__} takes no sample_weight; MIWrapper fits it "
@@ -160,6 +160,7 @@ class SubsetInstances:
 
     def __init__(self, est, X, offsets, y, folds, weighting, aggregation):
         self.est, self.X, self.aggregation = est, X, aggregation
+        self.weighted = has_fit_parameter(est, "sample_weight")
         sizes, y01 = np.diff(offsets), np.asarray(y).astype(np.int8)
         starts = np.asarray(offsets[:-1])
 
@@ -176,8 +177,9 @@ class SubsetInstances:
         """Pooled 0/1 predictions on the folds' validation bags (fold order)."""
         Xc = self.X[:, cols]
         est, out = clone(self.est), []           # one per call: evaluators serve threads too
-        for rows_tr, yi, w, rows_va, off_va in self.folds:
-            fit_instances(est, Xc[rows_tr], yi, w)
-            out.append(aggregate(positive_proba(est, Xc[rows_va]), off_va,
-                                 self.aggregation)[0] > 0)
+        with sklearn_checked():
+            for rows_tr, yi, w, rows_va, off_va in self.folds:
+                fit_instances(est, Xc[rows_tr], yi, w, self.weighted)
+                out.append(aggregate(positive_proba(est, Xc[rows_va]), off_va,
+                                     self.aggregation)[0] > 0)
         return np.concatenate(out)

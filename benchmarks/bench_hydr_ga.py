@@ -1,0 +1,123 @@
+"""CPU per HyDR-MI fitness evaluation and per GA run (issue #17), reference refit path vs the
+classifiers' fitness fast path, measured in the same run on the same chromosomes.
+
+Data: elephant (200 bags, 1,391 instances x 230), one outer 10-fold training part (fold 0,
+seed 0), min-max scaled, ReliefF-MI adapted 50 % filter (115 genes) -- the hydr-images setting
+of config/paper/hydr.yaml -- and the inner 3-fold split HyDR-MI uses (``--fitness train``: the
+resubstitution estimate instead).  Chromosomes: the GA's own, i.e. the distinct chromosomes of
+a paper-size GA run (population 100, 50 generations, one seed) driven by the fast MI-Simple
+(tree) fitness; that run also gives the number of distinct evaluations per GA run (cache hits
+excluded).  Each classifier scores the first ``--evals`` of them (fewer for the costly ones)
+by both paths; the fitnesses must agree.  Per GA run = CPU per evaluation x evaluations per
+run (extrapolated: a paper GA run of EM-DD takes hours on this machine); the paper runs 5 seeds
+per outer fold, 10 folds.
+
+Usage: python benchmarks/bench_hydr_ga.py [--data ../shared/data] [--evals 200]
+       [--classifiers mi-simple mi-wrapper emdd mi-boost citation-knn] [--fitness cv]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+import numpy as np
+from _timing import best_of
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+# config/paper/hydr.yaml's entries; the share of --evals each one scores (costly ones fewer)
+CLASSIFIERS = {
+    "mi-simple": ({"name": "mi-simple", "estimator": "tree"}, 1.0),
+    "mi-wrapper": ({"name": "mi-wrapper", "estimator": "naive-bayes"}, 1.0),
+    "emdd": ({"name": "emdd"}, 0.05),
+    "mi-boost": ({"name": "mi-boost", "estimator": "tree", "estimator_params": {"max_depth": 3}},
+                 0.1),
+    "citation-knn": ({"name": "citation-knn", "references": 2, "citers": 4}, 0.1),
+}
+
+
+def setup(data, fitness):
+    from sklearn.model_selection import StratifiedKFold
+
+    from milbench.bags import stack
+    from milbench.preprocessing import BagScaler
+    from milbench.selectors.hydr import HyDRMI, _inner_folds
+    from milbench.sources import load_dataset
+
+    bags = load_dataset("elephant", data)
+    tr, _ = next(StratifiedKFold(10, shuffle=True, random_state=0)
+                 .split(np.zeros(len(bags)), bags.labels))
+    train = BagScaler("minmax").fit_transform(bags.subset(tr))
+    hydr = HyDRMI(metric="adapted", percent=0.5, k=80, m=180, random_state=0)
+    seeds = hydr._seeds()
+    filt = hydr._relieff(int(seeds[1])).fit(train, train.labels).support_
+    X, offsets = stack(train)
+    Xf = np.ascontiguousarray(np.asarray(X, float)[:, filt])
+    y = train.labels.astype(int)
+    folds = (_inner_folds(y, 3, int(seeds[2])) if fitness == "cv"
+             else [(np.arange(len(y)), np.arange(len(y)))])
+    return hydr, seeds, Xf, offsets, y, folds
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default=str(DATA))
+    ap.add_argument("--evals", type=int, default=200)
+    ap.add_argument("--classifiers", nargs="*", default=list(CLASSIFIERS))
+    ap.add_argument("--fitness", choices=("cv", "train"), default="cv")
+    args = ap.parse_args()
+
+    from milbench.selectors.hydr import _CachedFitness, fitness_evaluator, genetic_search
+
+    hydr, seeds, X, offsets, y, folds = setup(args.data, args.fitness)
+    y_val = np.concatenate([y[va] for _, va in folds])
+    print(f"elephant fold 0 training part: {len(offsets) - 1} bags, {len(X)} instances, "
+          f"{X.shape[1]} genes after ReliefF-MI; fitness {args.fitness}, "
+          f"{len(folds)} inner fold(s)")
+
+    # the chromosomes of one paper-size GA run (MI-Simple tree, fast path)
+    seen = []
+    fast_ms = fitness_evaluator(hydr.set_params(classifier=CLASSIFIERS["mi-simple"][0])
+                                ._make_classifier(int(seeds[0])), X, offsets, y, folds)
+    cached = _CachedFitness(fast_ms, y_val, None, 1)
+
+    def record(pop):
+        new = {np.packbits(ind).tobytes(): ind for ind in pop}
+        seen.extend(ind for k, ind in new.items() if k not in keys)
+        keys.update(new)
+        return cached(pop)
+
+    keys = set()
+    t = time.process_time()
+    genetic_search(record, X.shape[1], np.random.default_rng(int(seeds[3])))
+    ga_cpu = time.process_time() - t
+    n_run = cached.n_evaluations
+    print(f"one GA run (population 100, 50 generations): {n_run} distinct evaluations, "
+          f"{cached.n_hits} cache hits; MI-Simple(tree) fast path {ga_cpu:.1f} s CPU in total")
+
+    print(f"{'classifier':<14}{'evals':>6}{'ref ms/eval':>13}{'fast ms/eval':>14}{'ratio':>7}"
+          f"{'ref s/GA run':>14}{'fast s/GA run':>15}")
+    for name in args.classifiers:
+        spec, share = CLASSIFIERS[name]
+        clf = hydr.set_params(classifier=spec)._make_classifier(int(seeds[0]))
+        masks = seen[:max(3, int(args.evals * share))]
+        ref = fitness_evaluator(clf, X, offsets, y, folds, fast=False)
+        fast = fitness_evaluator(clf, X, offsets, y, folds)
+
+        def score(ev):
+            return _CachedFitness(ev, y_val, None, 1)(np.array(masks))
+
+        t_ref = best_of(lambda: score(ref))
+        has_fast = fast is not ref and type(fast).__name__ != "RefitEvaluator"
+        t_fast = best_of(lambda: score(fast)) if has_fast else t_ref
+        if has_fast:
+            np.testing.assert_allclose(t_fast.out, t_ref.out, rtol=0, atol=1e-12)
+        r, f = t_ref.cpu / len(masks), t_fast.cpu / len(masks)
+        print(f"{name:<14}{len(masks):>6}{r * 1e3:>13.2f}"
+              f"{(f'{f * 1e3:.2f}' if has_fast else 'none'):>14}{r / f:>7.2f}"
+              f"{r * n_run:>14.1f}{f * n_run:>15.1f}")
+
+
+if __name__ == "__main__":
+    main()
