@@ -36,8 +36,11 @@ Readings of the paper / JCLEC and departures (documented choices):
   of the paper's runs, picked on training data only — and ``"majority"`` keeps the features
   selected by more than half of the seeds' best chromosomes (falling back to the best seed's
   subset if that is empty; this subset was never scored by the GA, its inner fitness is
-  reported as ``hydr_final_fitness``).  The paper's protocol itself is ``n_seeds=1`` with
-  ``random_state`` in a list of 5 values (separate runs, averaged by the summary).
+  reported as ``hydr_final_fitness``).  ``"per-seed"`` is the paper's protocol: every seed's
+  best chromosome is its own result (``result_supports_``; the pipeline refits the classifier
+  on each seed's subset and writes one scores row per seed, with a ``seed`` column, which the
+  summaries average), while ``support_`` is the ``"best"`` subset; the GA runs (and their
+  shared fitness cache) are the same as for the other two.
 * Fast path: a classifier may offer ``fitness_evaluator(X, offsets, y, folds)`` (MI-Simple,
   MI-Wrapper), which precomputes per inner fold what every chromosome reuses and scores a
   subset by column selection; its fitness equals the reference refit path's
@@ -69,7 +72,7 @@ from ..bags import stack
 from ..base import COUNT, PROBABILITY, FeatureSubsetTransformer, options
 from .relieff import ReliefFMI
 
-COMBINE = ("majority", "best")
+COMBINE = ("majority", "best", "per-seed")
 FITNESS = ("cv", "train")
 
 
@@ -268,7 +271,7 @@ class HyDRMI(FeatureSubsetTransformer):
     inner_cv : int (stratified folds) or float in (0, 1) (stratified hold-out fraction).
     fitness : "cv" (inner ``inner_cv`` estimate, default) | "train" (the classifier fitted and
         scored on all training bags, a resubstitution estimate).
-    n_seeds : independent GA runs; combine : "majority" | "best".
+    n_seeds : independent GA runs; combine : "best" | "majority" | "per-seed".
     fast_fitness : use the classifier's ``fitness_evaluator`` hook when it has one (same
         fitness as the reference refit path, tested); False forces the reference path.
     n_jobs : joblib workers for fitness evaluations (None = 1).
@@ -387,7 +390,7 @@ class HyDRMI(FeatureSubsetTransformer):
             final = masks.sum(axis=0) * 2 > len(runs)
             if not final.any():
                 final = masks[best_seed]
-        else:
+        else:                                             # best, per-seed
             final = masks[best_seed]
         final_fitness = float(fitness(final[None])[0])
 
@@ -396,6 +399,8 @@ class HyDRMI(FeatureSubsetTransformer):
         self.ranking_ = self.relieff_.ranking_
         self.support_ = filt[final]                       # ReliefF rank order is kept
         self.seed_subsets_ = [filt[mk] for mk in masks]
+        # per-seed: every seed is its own result (milbench.pipeline.run_fold scores each)
+        self.result_supports_ = self.seed_subsets_ if self.combine == "per-seed" else None
         self.seed_fitness_ = fits
         self.fitness_history_ = np.array([r.history for r in runs])
         self.best_fitness_ = final_fitness
