@@ -69,7 +69,7 @@ from sklearn.utils import check_random_state
 
 from .. import stages
 from ..bags import stack
-from ..base import COUNT, PROBABILITY, FeatureSubsetTransformer, options
+from ..base import COUNT, PROBABILITY, FeatureSubsetTransformer, options, validate_params
 from .relieff import ReliefFMI
 
 COMBINE = ("majority", "best", "per-seed")
@@ -189,6 +189,7 @@ def fitness_evaluator(classifier, X, offsets, y, folds, fast=True):
     owner = next((c for c in cls.__mro__ if "fitness_evaluator" in vars(c)), None)
     if fast and owner is not None and all(getattr(cls, m, None) is getattr(owner, m, None)
                                           for m in _FIT_PATH):
+        validate_params(classifier)          # what the reference path checks on every fit
         ev = classifier.fitness_evaluator(X, offsets, y, folds)
         if ev is not None:
             return ev
