@@ -12,6 +12,10 @@ by both paths; the fitnesses must agree.  Per GA run = CPU per evaluation x eval
 run (extrapolated: a paper GA run of EM-DD takes hours on this machine); the paper runs 5 seeds
 per outer fold, 10 folds.
 
+``--full-run``: also one whole HyDR-MI fit (ReliefF-MI + a paper-size GA, one seed) per
+fast-path classifier, ``fast_fitness`` False vs True, measured (not extrapolated); the two must
+select the same subset.
+
 ``--fitness-study``: instead, the outer 10-fold CV test accuracy of HyDR-MI with
 ``fitness: cv`` vs ``fitness: train`` (issue #17 item 4) on elephant and musk1, target classifier
 MI-Simple (tree) for the GA and the final model, REDUCED GA (``--population`` 50,
@@ -19,6 +23,7 @@ MI-Simple (tree) for the GA and the final model, REDUCED GA (``--population`` 50
 
 Usage: python benchmarks/bench_hydr_ga.py [--data ../shared/data] [--evals 200]
        [--classifiers mi-simple mi-wrapper emdd mi-boost citation-knn] [--fitness cv]
+       [--full-run]
        python benchmarks/bench_hydr_ga.py --fitness-study [--population 50] [--generations 20]
 """
 from __future__ import annotations
@@ -64,6 +69,31 @@ def setup(data, fitness):
     folds = (_inner_folds(y, 3, int(seeds[2])) if fitness == "cv"
              else [(np.arange(len(y)), np.arange(len(y)))])
     return hydr, seeds, Xf, offsets, y, folds
+
+
+def full_runs(data, names, fitness):
+    from sklearn.model_selection import StratifiedKFold
+
+    from milbench.preprocessing import BagScaler
+    from milbench.selectors.hydr import HyDRMI
+    from milbench.sources import load_dataset
+
+    bags = load_dataset("elephant", data)
+    tr, _ = next(StratifiedKFold(10, shuffle=True, random_state=0)
+                 .split(np.zeros(len(bags)), bags.labels))
+    train = BagScaler("minmax").fit_transform(bags.subset(tr))
+    print("whole HyDR-MI fits (population 100, 50 generations, 1 seed), CPU s:")
+    for name in names:
+        cpu = {}
+        for fast in (False, True):
+            sel = HyDRMI(classifier=CLASSIFIERS[name][0], percent=0.5, n_seeds=1,
+                         fitness=fitness, fast_fitness=fast, random_state=0)
+            t = best_of(lambda: sel.fit(train, train.labels))
+            cpu[fast] = (t.cpu, sel.support_, sel.diagnostics_["hydr_evaluations"])
+        assert np.array_equal(cpu[False][1], cpu[True][1])
+        print(f"  {name:<12} reference {cpu[False][0]:7.1f}  fast {cpu[True][0]:7.1f}  "
+              f"ratio {cpu[False][0] / cpu[True][0]:.2f}  ({cpu[True][2]} evaluations, "
+              f"same {len(cpu[True][1])} features selected)")
 
 
 def fitness_study(data, population, generations, datasets=("elephant", "musk1")):
@@ -112,6 +142,7 @@ def main():
     ap.add_argument("--classifiers", nargs="*", default=list(CLASSIFIERS))
     ap.add_argument("--fitness", choices=("cv", "train"), default="cv")
     ap.add_argument("--fitness-study", action="store_true")
+    ap.add_argument("--full-run", action="store_true")
     ap.add_argument("--population", type=int, default=50)
     ap.add_argument("--generations", type=int, default=20)
     args = ap.parse_args()
@@ -168,6 +199,9 @@ def main():
         print(f"{name:<14}{len(masks):>6}{r * 1e3:>13.2f}"
               f"{(f'{f * 1e3:.2f}' if has_fast else 'none'):>14}{r / f:>7.2f}"
               f"{r * n_run:>14.1f}{f * n_run:>15.1f}")
+    if args.full_run:
+        full_runs(args.data, [n for n in args.classifiers if n in ("mi-simple", "mi-wrapper")],
+                  args.fitness)
 
 
 if __name__ == "__main__":
