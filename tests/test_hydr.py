@@ -8,8 +8,11 @@ import pytest
 from joblib import parallel_config
 from sklearn.base import clone
 
+from milbench.bags import stack
 from milbench.classifiers.simple import MISimple
-from milbench.selectors.hydr import HyDRMI, genetic_search, sensitivity_specificity
+from milbench.classifiers.wrapper import MIWrapper
+from milbench.selectors.hydr import (HyDRMI, RefitEvaluator, _CachedFitness, _inner_folds,
+                                     fitness_evaluator, genetic_search, sensitivity_specificity)
 
 from test_relieff import make_synthetic
 
@@ -211,3 +214,85 @@ def test_musk1_hydr_beats_all_features_mi_simple_tree(shared_data):
     print(mean, {k: float(np.mean(v)) for k, v in n_feat.items()})
     assert mean["hydr"] >= mean["all"]
     assert np.mean(n_feat["hydr"]) < np.mean(n_feat["relieff"]) == 116
+
+
+# ------------------------------------------------------------------ fitness fast path (issue #17)
+FAST = [MISimple(estimator="tree", random_state=0),
+        MISimple(estimator="logistic", statistic="meanminmax"),
+        MISimple(estimator="naive-bayes", statistic="mean"),
+        MIWrapper(estimator="naive-bayes"),
+        MIWrapper(estimator="tree", aggregation="geometric", random_state=1),
+        MIWrapper(estimator="logistic", aggregation="max", weighting="none")]
+
+
+def _ga_bags(n_bags=40, d=14, seed=4):
+    """Bags of 2-6 N(0, 1) instances; a positive bag's first instance is shifted by 0.8 on
+    features 0-3: an overlapping problem, so fitness varies over the subsets."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n_bags) % 2
+    bags = [rng.normal(size=(int(rng.integers(2, 7)), d)) for _ in y]
+    for b, lab in zip(bags, y):
+        b[0, :4] += 0.8 * lab
+    return bags, y
+
+
+def _ga_data():
+    bags, y = _ga_bags()
+    return (*stack(bags), y)
+
+
+@pytest.mark.parametrize("clf", FAST, ids=lambda c: f"{type(c).__name__}-{c.estimator}")
+@pytest.mark.parametrize("fitness", ["cv", "train"])
+def test_fast_fitness_equals_reference_on_every_chromosome(clf, fitness):
+    """A fixed-seed GA scored by the classifier's fitness_evaluator and by the reference refit
+    path: identical populations, the same fitness for every chromosome, the same best."""
+    X, offsets, y = _ga_data()
+    folds = (_inner_folds(y, 3, 5) if fitness == "cv"
+             else [(np.arange(len(y)), np.arange(len(y)))])
+    y_val = np.concatenate([y[va] for _, va in folds])
+    fast = fitness_evaluator(clf, X, offsets, y, folds)
+    slow = fitness_evaluator(clf, X, offsets, y, folds, fast=False)
+    assert not isinstance(fast, RefitEvaluator) and isinstance(slow, RefitEvaluator)
+    runs = [genetic_search(_CachedFitness(ev, y_val, None, 1), X.shape[1],
+                           np.random.default_rng(11), population_size=12, n_generations=6,
+                           record=True) for ev in (fast, slow)]
+    for pf, ps, ff, fs in zip(runs[0].populations, runs[1].populations,
+                              runs[0].fitnesses, runs[1].fitnesses):
+        np.testing.assert_array_equal(pf, ps)
+        np.testing.assert_allclose(ff, fs, rtol=0, atol=1e-12)
+    np.testing.assert_array_equal(runs[0].best, runs[1].best)
+    if fitness == "cv":                                               # a non-trivial landscape
+        assert len(np.unique(np.concatenate(runs[0].fitnesses))) > 2
+
+
+def test_hydr_fast_and_reference_select_the_same_subset():
+    bags, y = make_synthetic(n_bags=40, witness=0.5, seed=4)
+    for clf in (MISimple(estimator="tree"), MIWrapper(estimator="naive-bayes")):
+        a = HyDRMI(classifier=clf, random_state=0, **SMALL).fit(bags, y)
+        b = HyDRMI(classifier=clf, random_state=0, fast_fitness=False, **SMALL).fit(bags, y)
+        assert a.diagnostics_["hydr_fast_fitness"] == 1 and b.diagnostics_["hydr_fast_fitness"] == 0
+        np.testing.assert_array_equal(a.support_, b.support_)
+        np.testing.assert_array_equal(a.fitness_history_, b.fitness_history_)
+
+
+def test_fast_path_not_inherited_by_overriding_subclass_or_shared_random_state():
+    X, offsets, y = _ga_data()
+    folds = _inner_folds(y, 3, 0)
+    assert isinstance(fitness_evaluator(RecordingMISimple(estimator="tree"), X, offsets, y, folds),
+                      RefitEvaluator)
+    shared = MISimple(estimator="tree", random_state=np.random.RandomState(0))
+    assert isinstance(fitness_evaluator(shared, X, offsets, y, folds), RefitEvaluator)
+
+
+def test_fitness_train_scores_the_training_bags():
+    """fitness="train": one fit on all training bags scored on the same bags -- an unpruned tree
+    separates distinct bag vectors, so every non-empty subset with distinct statistics scores 1,
+    while the inner CV estimate does not."""
+    bags, y = _ga_bags()
+    kw = dict(classifier=MISimple(estimator="tree"), random_state=0, **{**SMALL, "percent": 0.5})
+    tr = HyDRMI(fitness="train", **kw).fit(bags, y)
+    cv = HyDRMI(**kw).fit(bags, y)
+    assert tr.fitness_history_.min() == 1.0
+    assert cv.fitness_history_.max() < 1.0
+    with pytest.raises(ValueError, match="fitness"):
+        HyDRMI(fitness="holdout", **kw).fit(bags, y)

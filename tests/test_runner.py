@@ -1,4 +1,5 @@
 """The run unit (issue #16): one method's cells in one process, spread over forked workers."""
+import json
 import logging
 
 import pandas as pd
@@ -97,3 +98,40 @@ def test_a_failure_stops_the_cells_still_running(tmp_path):
         map_cells(_slow_or_failing, (pidfile,), [(0, 0), (0, 1)], threads=2, what="m")
     with pytest.raises(ProcessLookupError):
         os.kill(int(open(pidfile).read()), 0)
+
+
+def test_hydr_per_seed_rows_and_summary(musk1):
+    """HyDR-MI combine="per-seed" (hydr-mi §4: five runs, results averaged): one row per seed
+    and cell with a `seed` column; the best seed's row equals the combine="best" row (same GA
+    runs); summarise averages over the seeds and folds."""
+    from milbench.pipeline import summarise
+
+    hydr = {"name": "hydr-mi", "classifier": "@classifier", "percent": 0.1, "population_size": 6,
+            "n_generations": 2, "n_seeds": 3, "inner_cv": 2}
+    exp = {**EXP, "protocol": {**EXP["protocol"], "repeats": 1}}
+    bags, _ = musk1
+    folds = make_folds(bags.bag_ids, bags.labels, exp["protocol"])
+
+    def run(combine):
+        m = expand_methods({**exp, "selectors": [{**hydr, "combine": combine}]})[0]
+        return run_method(bags, folds, m, experiment_settings(exp), experiment="e",
+                          dataset="musk1", cells=[(0, 0), (0, 1)])
+
+    per_seed, best = run("per-seed"), run("best")
+    assert list(zip(per_seed.fold, per_seed.seed)) == [(f, s) for f in (0, 1) for s in range(3)]
+    for fold, row in best.groupby("fold"):
+        seeds = per_seed[per_seed.fold == fold]
+        diag = [json.loads(d) for d in seeds.diagnostics]          # one selector fit per cell
+        assert len({d["select.hydr_best_seed_fitness"] for d in diag}) == 1
+        assert seeds.n_features.mean() == pytest.approx(diag[0]["select.hydr_mean_seed_n_features"])
+        match = seeds[(seeds.accuracy == row.accuracy.iloc[0]) & (seeds.auroc == row.auroc.iloc[0])
+                      & (seeds.n_features == row.n_features.iloc[0])]
+        assert len(match) >= 1
+    s = summarise(per_seed)
+    assert s["n"].iloc[0] == 6 and s["seeds"].iloc[0] == 3
+    assert s["accuracy_mean"].iloc[0] == pytest.approx(per_seed.accuracy.mean())
+    with pytest.raises(CellError, match="per-seed results cannot be tuned"):
+        m = expand_methods({**exp, "selectors": [{**hydr, "combine": "per-seed",
+                                                 "tune": {"percent": [0.1, 0.2]}}]})[0]
+        run_method(bags, folds, m, experiment_settings(exp), experiment="e", dataset="musk1",
+                   cells=[(0, 0)])

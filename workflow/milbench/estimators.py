@@ -39,3 +39,21 @@ def make_estimator(name, params=None, random_state=None):
     if random_state is not None and "random_state" in Est().get_params():
         kw.setdefault("random_state", random_state)
     return Est(**kw)
+
+
+def reusable(est):
+    """Does refitting ``est`` in place give the model a fresh ``clone(est)`` would?  True unless
+    it warm-starts or draws from a shared ``RandomState`` (a seed or None is re-read per fit)."""
+    from numbers import Integral
+    params = est.get_params(deep=True)
+    return not any(v for k, v in params.items() if k.split("__")[-1] == "warm_start") and all(
+        v is None or isinstance(v, Integral)
+        for k, v in params.items() if k.split("__")[-1] == "random_state")
+
+
+def sklearn_checked():
+    """A scikit-learn config context for refitting an estimator whose parameters were validated
+    and on data checked finite once (a feature-subset evaluator): skips both re-checks, results
+    unchanged."""
+    import sklearn
+    return sklearn.config_context(assume_finite=True, skip_parameter_validation=True)

@@ -13,6 +13,7 @@ Config conventions (workflow/schemas/config.schema.yaml):
 """
 from __future__ import annotations
 
+import copy
 import hashlib
 import inspect
 import itertools
@@ -23,6 +24,7 @@ from dataclasses import replace
 
 import numpy as np
 import pandas as pd
+from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 
 from .bags import Bags
@@ -60,13 +62,25 @@ class MILPipeline(Pipeline):
     ``unlabeled`` (MILSD, LC-MF); other final estimators are fitted as usual."""
 
     def fit(self, X, y=None, unlabeled=None):
-        final = self.steps[-1][1]
-        if unlabeled is None or "unlabeled" not in inspect.signature(final.fit).parameters:
+        if unlabeled is None or not self._transductive():
             return super().fit(X, y)
         Xt = X
         for _, step in self.steps[:-1]:
             Xt = step.fit_transform(Xt, y)
-        final.fit(Xt, y, unlabeled=self[:-1].transform(unlabeled.complement(X)))
+        return self._fit_final(Xt, X, y, unlabeled)
+
+    def refit_final(self, X, y=None, unlabeled=None):
+        """Refit only the final estimator, on X through the already fitted steps."""
+        return self._fit_final(self[:-1].transform(X), X, y, unlabeled)
+
+    def _transductive(self):
+        return "unlabeled" in inspect.signature(self.steps[-1][1].fit).parameters
+
+    def _fit_final(self, Xt, X, y, unlabeled):
+        if unlabeled is not None and self._transductive():
+            self.steps[-1][1].fit(Xt, y, unlabeled=self[:-1].transform(unlabeled.complement(X)))
+        else:
+            self.steps[-1][1].fit(Xt, y)
         return self
 
 
@@ -204,12 +218,14 @@ def dataset_views(bags):
 def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, fold,
              seed=0, inner_folds=5, inner_metric="accuracy", n_jobs=1, transductive=False,
              stage=None):
-    """Fit on the training bags of one fold, score the test bags; returns a one-row DataFrame.
+    """Fit on the training bags of one fold, score the test bags; returns a one-row DataFrame
+    (one row per seed, with a ``seed`` column, when the fitted selector reports independent
+    per-seed results in ``result_supports_``: HyDR-MI's ``combine="per-seed"``, the paper's
+    protocol of averaging the results of independent runs).
 
     ``transductive``: the fit also sees every other bag of ``bags`` without labels.
     ``stage``: the selector's stored fold stage (:mod:`milbench.stages`) for this fold; it must
     serve the selector's fit on the outer training bags (an error otherwise)."""
-    from sklearn.metrics import accuracy_score, roc_auc_score
 
     from . import stages
     from .folds import split
@@ -223,9 +239,38 @@ def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, f
                               inner_folds=inner_folds, inner_metric=inner_metric, n_jobs=n_jobs,
                               views=views, memory=cache if caches_selector_fits(
                                   method["selector"], method["classifier"]) else None)
+        unlabeled = {"unlabeled": Unlabeled(bags)} if transductive else {}
         t0 = time.process_time(), time.perf_counter()
-        est.fit(train, train.labels, **({"unlabeled": Unlabeled(bags)} if transductive else {}))
+        est.fit(train, train.labels, **unlabeled)
         fit_cpu, fit_wall = time.process_time() - t0[0], time.perf_counter() - t0[1]
+    pipe = _fitted_pipeline(est)
+    per_seed = getattr(pipe["select"], "result_supports_", None)
+    if per_seed is None:
+        return pd.DataFrame([_score_row(est, train, test, method, experiment, dataset, repeat,
+                                        fold, ratio, fit_wall, fit_cpu, bags, transductive)])
+    if pipe is not est:
+        raise ValueError(f"{label(method['selector'])}: per-seed results cannot be tuned "
+                         "(an inner grid search picks one setting); drop `tune`")
+    rows = []
+    for seed, support in enumerate(per_seed):      # the classifier refitted on each seed's subset
+        t0 = time.process_time(), time.perf_counter()
+        sel = copy.copy(pipe["select"])
+        sel.support_ = np.asarray(support)
+        seed_pipe = MILPipeline([("scale", pipe["scale"]), ("select", sel),
+                                 ("classify", clone(pipe["classify"]))])
+        seed_pipe.refit_final(train, train.labels, **unlabeled)
+        rows.append({**_score_row(seed_pipe, train, test, method, experiment, dataset, repeat,
+                                  fold, ratio, fit_wall + time.perf_counter() - t0[1],
+                                  fit_cpu + time.process_time() - t0[0], bags, transductive),
+                     "seed": seed})
+    return pd.DataFrame(rows)
+
+
+def _score_row(est, train, test, method, experiment, dataset, repeat, fold, ratio, fit_wall,
+               fit_cpu, bags, transductive):
+    """The scores row of a fitted pipeline on one fold's test bags."""
+    from sklearn.metrics import accuracy_score, roc_auc_score
+
     t1 = time.perf_counter()
     scores = est.decision_function(test)
     pred = est.predict(test)
@@ -244,7 +289,7 @@ def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, f
         "auroc": roc_auc_score(y, scores) if len(set(y.tolist())) == 2 else np.nan,
         "fit_seconds": fit_wall, "fit_cpu_seconds": fit_cpu, "predict_seconds": predict_seconds,
         "n_features": int(pipe[:-1].transform(test.subset([0])).n_features),
-        "n_train": len(tr), "n_test": len(te),
+        "n_train": len(train), "n_test": len(test),
         "best_params": _canon(getattr(est, "best_params_", {})),
         "diagnostics": _canon({f"{step}.{k}": v for step in ("select", "classify")
                                for k, v in getattr(pipe[step], "diagnostics_", {}).items()}),
@@ -255,7 +300,7 @@ def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, f
         for k, v in spec.items():
             if k not in RESERVED:
                 row[f"{prefix}.{k}"] = v if np.isscalar(v) else json.dumps(v, sort_keys=True)
-    return pd.DataFrame([row])
+    return row
 
 
 RUN_COLUMNS = ("dataset", "method", "repeat", "fold", "diagnostics")
@@ -301,7 +346,9 @@ def aggregate_rows(frames):
 
 def summarise(scores, metrics=("accuracy", "auroc")):
     """Mean and std of each metric and of fit time per dataset × method (× training ratio),
-    carrying each method's parameter columns (sel.*, clf.*) and the synthetic flag."""
+    carrying each method's parameter columns (sel.*, clf.*) and the synthetic flag.  Per-seed
+    rows (a ``seed`` column: HyDR-MI ``combine="per-seed"``) are averaged with the folds, as
+    hydr-mi §4 averages its five runs; ``seeds`` counts them."""
     keys = ["dataset", "method", "selector", "classifier"]
     if scores["train_ratio"].notna().any():
         keys.append("train_ratio")
@@ -314,4 +361,6 @@ def summarise(scores, metrics=("accuracy", "auroc")):
     if params:
         out = out.join(g[params].first())
     out["synthetic"] = g["synthetic"].any()
+    if "seed" in scores and scores["seed"].notna().any():   # per-seed results, averaged above
+        out["seeds"] = g["seed"].nunique()
     return out.reset_index()

@@ -3,32 +3,47 @@ statistics, then train any single-instance scikit-learn classifier on the bag ve
 
 ``statistic``: ``minmax`` (per-feature min and max concatenated, Weka's "minimax"), ``mean``
 (arithmetic mean), ``meanminmax`` (all three).
+
+Feature-subset fitness (HyDR-MI's GA, :meth:`MISimple.fitness_evaluator`): the statistics of
+``X[:, cols]`` are the columns ``cols`` of the statistics of ``X``, so they are computed once for
+all features and every chromosome is scored by column selection.
 """
 from __future__ import annotations
 
 import numpy as np
+from sklearn.base import clone
 
 from ..bags import segment_reduce, stack
 from ..base import MILClassifier
-from ..estimators import make_estimator
+from ..estimators import make_estimator, reusable, sklearn_checked
 
 STATISTICS = ("minmax", "mean", "meanminmax")
 
 
-def bag_statistics(bags, statistic="minmax"):
-    """(n_bags, k·d) bag summary vectors, vectorised with segment reductions."""
-    X, offsets = stack(bags)
-    sizes = np.diff(offsets)[:, None]
+def statistic_blocks(X, offsets, statistic="minmax"):
+    """The (n_bags, d) per-feature statistic blocks of stacked bags, in output column order."""
     parts = {
-        "mean": lambda: [segment_reduce(X, offsets, np.add) / sizes],
+        "mean": lambda: [segment_reduce(X, offsets, np.add) / np.diff(offsets)[:, None]],
         "minmax": lambda: [segment_reduce(X, offsets, np.minimum),
                            segment_reduce(X, offsets, np.maximum)],
     }
     if statistic == "meanminmax":
-        return np.hstack(parts["mean"]() + parts["minmax"]())
+        return parts["mean"]() + parts["minmax"]()
     if statistic not in parts:
         raise ValueError(f"statistic must be one of {STATISTICS}, got {statistic!r}")
-    return np.hstack(parts[statistic]())
+    return parts[statistic]()
+
+
+def bag_statistics(bags, statistic="minmax"):
+    """(n_bags, k·d) bag summary vectors, vectorised with segment reductions."""
+    return np.hstack(statistic_blocks(*stack(bags), statistic))
+
+
+def bag_decision(est, Z):
+    """Bag scores (> 0: positive) of a scikit-learn classifier fitted on bag vectors ``Z``."""
+    if hasattr(est, "decision_function"):
+        return est.decision_function(Z)
+    return est.predict_proba(Z)[:, 1] - 0.5
 
 
 class MISimple(MILClassifier):
@@ -46,7 +61,33 @@ class MISimple(MILClassifier):
         self.estimator_.fit(bag_statistics(bags, self.statistic), y)
 
     def _decision(self, bags):
-        Z = bag_statistics(bags, self.statistic)
-        if hasattr(self.estimator_, "decision_function"):
-            return self.estimator_.decision_function(Z)
-        return self.estimator_.predict_proba(Z)[:, 1] - 0.5
+        return bag_decision(self.estimator_, bag_statistics(bags, self.statistic))
+
+    def fitness_evaluator(self, X, offsets, y, folds):
+        """Fast feature-subset scoring for HyDR-MI (same predictions as refitting ``clone(self)``
+        on each fold's bags restricted to the subset); None when it cannot be exact."""
+        est = make_estimator(self.estimator, self.estimator_params, self.random_state)
+        if not reusable(est):
+            return None
+        return SubsetStatistics(est, np.stack(statistic_blocks(X, offsets, self.statistic)),
+                                np.asarray(y).astype(np.int8), folds)
+
+
+class SubsetStatistics:
+    """MI-Simple predictions on inner folds for a feature subset, by column selection of the
+    precomputed (k, n_bags, d) statistic blocks; one clone of the base estimator per subset,
+    refitted fold after fold."""
+
+    def __init__(self, est, blocks, y01, folds):
+        self.est, self.blocks, self.y, self.folds = est, blocks, y01, folds
+
+    def predict(self, cols):
+        """Pooled 0/1 predictions on the folds' validation bags (fold order)."""
+        k, n, _ = self.blocks.shape
+        Z = self.blocks[:, :, cols].transpose(1, 0, 2).reshape(n, k * len(cols))
+        est, out = clone(self.est), []           # one per call: evaluators serve threads too
+        with sklearn_checked():
+            for tr, va in self.folds:
+                est.fit(Z[tr], self.y[tr])
+                out.append(bag_decision(est, Z[va]) > 0)
+        return np.concatenate(out)

@@ -36,11 +36,12 @@ import warnings
 
 import numpy as np
 from scipy.special import expit
+from sklearn.base import clone
 from sklearn.utils.validation import has_fit_parameter
 
 from ..bags import stack
 from ..base import WeightedMILClassifier
-from ..estimators import make_estimator
+from ..estimators import make_estimator, reusable, sklearn_checked
 
 AGGREGATIONS = ("arithmetic", "geometric", "max")
 WEIGHTINGS = ("inverse", "none")
@@ -70,6 +71,31 @@ def positive_proba(est, X):
     return expit(est.decision_function(X))
 
 
+def fit_instances(est, X, yi, w, weighted=None):
+    """Fit ``est`` on instances with weights ``w`` (unweighted, with a warning when the weights
+    matter, if its ``fit`` takes no ``sample_weight``; ``weighted``: whether it does, if known)."""
+    if has_fit_parameter(est, "sample_weight") if weighted is None else weighted:
+        return est.fit(X, yi, sample_weight=w)
+    if not np.allclose(w, w[0]):
+        warnings.warn(f"{type(est).__name__} takes no sample_weight; MIWrapper fits it "
+                      "unweighted", stacklevel=3)
+    return est.fit(X, yi)
+
+
+def aggregate(p, off, aggregation):
+    """(decision, P(+)) per bag from instance probabilities ``p`` of bags stacked at ``off``."""
+    sizes = np.diff(off)
+    if aggregation == "arithmetic":
+        P = np.add.reduceat(p, off[:-1]) / sizes
+        return P - 0.5, P
+    if aggregation == "max":
+        P = np.maximum.reduceat(p, off[:-1])
+        return P - 0.5, P
+    pc = np.clip(p, _CLIP, 1 - _CLIP)
+    z = np.add.reduceat(np.log(pc) - np.log1p(-pc), off[:-1]) / sizes
+    return z, expit(z)
+
+
 class MIWrapper(WeightedMILClassifier):
     """Instances inherit bag labels -> any scikit-learn classifier -> aggregate probabilities."""
 
@@ -86,16 +112,9 @@ class MIWrapper(WeightedMILClassifier):
             raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {self.aggregation!r}")
         X, off = stack(bags)
         sizes = np.diff(off)
-        w = instance_weights(sizes, self.weighting, bag_weight)
         est = make_estimator(self.estimator, self.estimator_params, self.random_state)
-        yi = np.repeat(y01, sizes)
-        if has_fit_parameter(est, "sample_weight"):
-            est.fit(X, yi, sample_weight=w)
-        else:
-            if not np.allclose(w, w[0]):
-                warnings.warn(f"{type(est).__name__} takes no sample_weight; MIWrapper fits it "
-                              "unweighted", stacklevel=2)
-            est.fit(X, yi)
+        fit_instances(est, X, np.repeat(y01, sizes),
+                      instance_weights(sizes, self.weighting, bag_weight))
         self.estimator_ = est
 
     def _instance_proba(self, X):
@@ -104,17 +123,7 @@ class MIWrapper(WeightedMILClassifier):
     def _bag_scores(self, bags):
         """(decision, P(+)) per bag."""
         X, off = stack(bags)
-        p = self._instance_proba(X)
-        sizes = np.diff(off)
-        if self.aggregation == "arithmetic":
-            P = np.add.reduceat(p, off[:-1]) / sizes
-            return P - 0.5, P
-        if self.aggregation == "max":
-            P = np.maximum.reduceat(p, off[:-1])
-            return P - 0.5, P
-        pc = np.clip(p, _CLIP, 1 - _CLIP)
-        z = np.add.reduceat(np.log(pc) - np.log1p(-pc), off[:-1]) / sizes
-        return z, expit(z)
+        return aggregate(self._instance_proba(X), off, self.aggregation)
 
     def _decision(self, bags):
         return self._bag_scores(bags)[0]
@@ -133,3 +142,44 @@ class MIWrapper(WeightedMILClassifier):
             pc = np.clip(p, _CLIP, 1 - _CLIP)
             return np.log(pc) - np.log1p(-pc)
         return p - 0.5
+
+    def fitness_evaluator(self, X, offsets, y, folds):
+        """Fast feature-subset scoring for HyDR-MI (same predictions as refitting ``clone(self)``
+        on each fold's bags restricted to the subset); None when it cannot be exact."""
+        if self.aggregation not in AGGREGATIONS:
+            return None
+        est = make_estimator(self.estimator, self.estimator_params, self.random_state)
+        return SubsetInstances(est, X, offsets, y, folds, self.weighting, self.aggregation) \
+            if reusable(est) else None
+
+
+class SubsetInstances:
+    """MI-Wrapper predictions on inner folds for a feature subset: each fold's instance rows,
+    labels and weights are precomputed; a subset is scored by column selection and one clone
+    of the base estimator per subset, refitted fold after fold."""
+
+    def __init__(self, est, X, offsets, y, folds, weighting, aggregation):
+        self.est, self.X, self.aggregation = est, X, aggregation
+        self.weighted = has_fit_parameter(est, "sample_weight")
+        sizes, y01 = np.diff(offsets), np.asarray(y).astype(np.int8)
+        starts = np.asarray(offsets[:-1])
+
+        def rows(idx):
+            return np.repeat(starts[idx] - np.concatenate([[0], np.cumsum(sizes[idx])[:-1]]),
+                             sizes[idx]) + np.arange(sizes[idx].sum())
+
+        self.folds = [(rows(tr), np.repeat(y01[tr], sizes[tr]),
+                       instance_weights(sizes[tr], weighting),
+                       rows(va), np.concatenate([[0], np.cumsum(sizes[va])]))
+                      for tr, va in folds]
+
+    def predict(self, cols):
+        """Pooled 0/1 predictions on the folds' validation bags (fold order)."""
+        Xc = self.X[:, cols]
+        est, out = clone(self.est), []           # one per call: evaluators serve threads too
+        with sklearn_checked():
+            for rows_tr, yi, w, rows_va, off_va in self.folds:
+                fit_instances(est, Xc[rows_tr], yi, w, self.weighted)
+                out.append(aggregate(positive_proba(est, Xc[rows_va]), off_va,
+                                     self.aggregation)[0] > 0)
+        return np.concatenate(out)

@@ -24,16 +24,27 @@ Readings of the paper / JCLEC and departures (documented choices):
 * Elitism as JCLEC ``SGE``: if the previous generation's best is better than the best child, it
   replaces the worst child — the best fitness is non-decreasing (paper Fig. 6).
 * Parent selection is not stated in the paper: binary tournament (``tournament_size=2``).
-* The inner estimate is not stated: ``inner_cv=3`` stratified folds (fixed for the whole run,
-  so every chromosome is scored on the same split); predictions pooled over the folds.
+* The inner estimate is not stated ("sensitivity · specificity estimated by the classifier",
+  §3.2): ``fitness="cv"`` (default) uses ``inner_cv=3`` stratified folds (fixed for the whole
+  run, so every chromosome is scored on the same split), predictions pooled over the folds;
+  ``fitness="train"`` fits the classifier on all training bags and scores those same bags
+  (resubstitution: one fit on all bags instead of inner_cv fits on (inner_cv − 1)/inner_cv
+  of them; optimistic for flexible classifiers, e.g. an unpruned tree scores 1 on most subsets).
 * ``combine``: the paper reports the *average* test result of 5 independent runs; a selector
   must return one subset, so ``"best"`` (default) keeps the best chromosome of the seed with
   the highest inner fitness (ties: fewer features, then lower seed) — i.e. the output of one
   of the paper's runs, picked on training data only — and ``"majority"`` keeps the features
   selected by more than half of the seeds' best chromosomes (falling back to the best seed's
   subset if that is empty; this subset was never scored by the GA, its inner fitness is
-  reported as ``hydr_final_fitness``).  The paper's protocol itself is ``n_seeds=1`` with
-  ``random_state`` in a list of 5 values (separate runs, averaged by the summary).
+  reported as ``hydr_final_fitness``).  ``"per-seed"`` is the paper's protocol: every seed's
+  best chromosome is its own result (``result_supports_``; the pipeline refits the classifier
+  on each seed's subset and writes one scores row per seed, with a ``seed`` column, which the
+  summaries average), while ``support_`` is the ``"best"`` subset; the GA runs (and their
+  shared fitness cache) are the same as for the other two.
+* Fast path: a classifier may offer ``fitness_evaluator(X, offsets, y, folds)`` (MI-Simple,
+  MI-Wrapper), which precomputes per inner fold what every chromosome reuses and scores a
+  subset by column selection; its fitness equals the reference refit path's
+  (:class:`RefitEvaluator`, ``fast_fitness=False``) for every chromosome (tested).
 * Fitness evaluations are independent: each generation's *new* chromosomes are scored in
   parallel (joblib, ``n_jobs``) and every chromosome's fitness is cached (shared across seeds),
   so results do not depend on ``n_jobs``.  A classifier error on a subset gives fitness 0 and is
@@ -58,10 +69,11 @@ from sklearn.utils import check_random_state
 
 from .. import stages
 from ..bags import stack
-from ..base import COUNT, PROBABILITY, FeatureSubsetTransformer
+from ..base import COUNT, PROBABILITY, FeatureSubsetTransformer, options, validate_params
 from .relieff import ReliefFMI
 
-COMBINE = ("majority", "best")
+COMBINE = ("majority", "best", "per-seed")
+FITNESS = ("cv", "train")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -149,7 +161,42 @@ def sensitivity_specificity(y, pred):
     return float(sens), float(spec)
 
 
-def _fitness_chunk(X, offsets, y, folds, classifier, masks):
+class RefitEvaluator:
+    """The reference fitness path: refit ``clone(classifier)`` on each inner fold's training bags
+    restricted to the subset and predict its validation bags (any MIL classifier)."""
+
+    def __init__(self, classifier, X, offsets, y, folds):
+        self.classifier, self.X, self.offsets, self.y, self.folds = classifier, X, offsets, y, folds
+
+    def predict(self, cols):
+        """Pooled 0/1 predictions on the folds' validation bags (fold order)."""
+        bags = np.split(self.X[:, cols], self.offsets[1:-1])
+        return np.concatenate([
+            np.asarray(clone(self.classifier).fit([bags[i] for i in tr], self.y[tr])
+                       .predict([bags[i] for i in va])) > 0
+            for tr, va in self.folds])
+
+
+_FIT_PATH = ("fit", "predict", "decision_function", "_fit", "_decision")
+
+
+def fitness_evaluator(classifier, X, offsets, y, folds, fast=True):
+    """The classifier's own subset evaluator (its optional ``fitness_evaluator(X, offsets, y,
+    folds)`` hook: an object whose ``predict(cols)`` equals :class:`RefitEvaluator`'s), else the
+    reference :class:`RefitEvaluator`.  A subclass that overrides the fit / predict path of the
+    class defining the hook does not inherit it."""
+    cls = type(classifier)
+    owner = next((c for c in cls.__mro__ if "fitness_evaluator" in vars(c)), None)
+    if fast and owner is not None and all(getattr(cls, m, None) is getattr(owner, m, None)
+                                          for m in _FIT_PATH):
+        validate_params(classifier)          # what the reference path checks on every fit
+        ev = classifier.fitness_evaluator(X, offsets, y, folds)
+        if ev is not None:
+            return ev
+    return RefitEvaluator(classifier, X, offsets, y, folds)
+
+
+def _fitness_chunk(evaluator, y_val, masks):
     """Fitness of several chromosomes (run in a worker).  Returns [(fitness, failed), ...]."""
     out = []
     for mask in masks:
@@ -157,14 +204,8 @@ def _fitness_chunk(X, offsets, y, folds, classifier, masks):
         if len(cols) == 0:
             out.append((0.0, False))
             continue
-        bags = np.split(X[:, cols], offsets[1:-1])
-        yt, pt = [], []
         try:
-            for tr, va in folds:
-                est = clone(classifier).fit([bags[i] for i in tr], y[tr])
-                pt.append(np.asarray(est.predict([bags[i] for i in va])) > 0)
-                yt.append(y[va])
-            sens, spec = sensitivity_specificity(np.concatenate(yt), np.concatenate(pt))
+            sens, spec = sensitivity_specificity(y_val, evaluator.predict(cols))
             out.append((sens * spec, False))
         except Exception:  # a subset the classifier cannot handle: worst fitness, counted
             out.append((0.0, True))
@@ -174,8 +215,8 @@ def _fitness_chunk(X, offsets, y, folds, classifier, masks):
 class _CachedFitness:
     """Chromosome -> fitness with a cache shared by all GA runs and joblib-parallel scoring."""
 
-    def __init__(self, X, offsets, y, folds, classifier, parallel, n_workers):
-        self.args = (X, offsets, y, folds, classifier)
+    def __init__(self, evaluator, y_val, parallel, n_workers):
+        self.args = (evaluator, y_val)
         self.parallel, self.n_workers = parallel, n_workers
         self.cache = {}
         self.n_evaluations = self.n_hits = self.n_failed = 0
@@ -229,7 +270,11 @@ class HyDRMI(FeatureSubsetTransformer):
     population_size, n_generations, crossover_rate, mutation_rate, locus_mutation_rate,
     tournament_size : the GA.
     inner_cv : int (stratified folds) or float in (0, 1) (stratified hold-out fraction).
-    n_seeds : independent GA runs; combine : "majority" | "best".
+    fitness : "cv" (inner ``inner_cv`` estimate, default) | "train" (the classifier fitted and
+        scored on all training bags, a resubstitution estimate).
+    n_seeds : independent GA runs; combine : "best" | "majority" | "per-seed".
+    fast_fitness : use the classifier's ``fitness_evaluator`` hook when it has one (same
+        fitness as the reference refit path, tested); False forces the reference path.
     n_jobs : joblib workers for fitness evaluations (None = 1).
     random_state : seeds ReliefF-MI sampling, inner folds, GA runs and the classifier.
 
@@ -244,13 +289,16 @@ class HyDRMI(FeatureSubsetTransformer):
         "mutation_rate": PROBABILITY,
         "inner_cv": [Interval(Integral, 2, None, closed="left")],
         "n_seeds": COUNT,
+        "combine": options(COMBINE),
+        "fitness": options(FITNESS),
+        "fast_fitness": ["boolean"],
     }
 
     def __init__(self, classifier=None, metric="adapted", k=80, m=180, percent=0.5,
                  instance_metric="manhattan", population_size=100, n_generations=50,
                  crossover_rate=0.9, mutation_rate=0.3, locus_mutation_rate=None,
-                 tournament_size=2, inner_cv=3, n_seeds=5, combine="best", n_jobs=None,
-                 random_state=None):
+                 tournament_size=2, inner_cv=3, fitness="cv", n_seeds=5, combine="best",
+                 fast_fitness=True, n_jobs=None, random_state=None):
         self.classifier = classifier
         self.metric = metric
         self.k = k
@@ -264,8 +312,10 @@ class HyDRMI(FeatureSubsetTransformer):
         self.locus_mutation_rate = locus_mutation_rate
         self.tournament_size = tournament_size
         self.inner_cv = inner_cv
+        self.fitness = fitness
         self.n_seeds = n_seeds
         self.combine = combine
+        self.fast_fitness = fast_fitness
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -303,8 +353,6 @@ class HyDRMI(FeatureSubsetTransformer):
         return self._relieff(self._stage_random_state())._stage_state(bags, y)
 
     def _fit(self, bags, y):
-        if self.combine not in COMBINE:
-            raise ValueError(f"combine must be one of {COMBINE}, got {self.combine!r}")
         seeds = self._seeds()
         clf = self._make_classifier(int(seeds[0]))
         self.relieff_ = self._relieff(int(seeds[1]))
@@ -318,17 +366,22 @@ class HyDRMI(FeatureSubsetTransformer):
         X, offsets = stack(bags)
         Xf = np.ascontiguousarray(np.asarray(X, dtype=float)[:, filt])
         y = np.asarray(y).astype(int)
-        folds = _inner_folds(y, self.inner_cv, int(seeds[2]))
+        if self.fitness == "train":      # resubstitution: fit and score on all training bags
+            folds = [(np.arange(len(y)), np.arange(len(y)))]
+        else:
+            folds = _inner_folds(y, self.inner_cv, int(seeds[2]))
+        evaluator = fitness_evaluator(clf, Xf, offsets, y, folds, self.fast_fitness)
+        y_val = np.concatenate([y[va] for _, va in folds])
 
         from joblib import Parallel, effective_n_jobs
         n_workers = effective_n_jobs(self.n_jobs)
         runs = []
         if n_workers > 1:
             with Parallel(n_jobs=n_workers) as parallel:
-                fitness = _CachedFitness(Xf, offsets, y, folds, clf, parallel, n_workers)
+                fitness = _CachedFitness(evaluator, y_val, parallel, n_workers)
                 runs = self._run_seeds(fitness, len(filt), seeds[3:])
         else:
-            fitness = _CachedFitness(Xf, offsets, y, folds, clf, None, 1)
+            fitness = _CachedFitness(evaluator, y_val, None, 1)
             runs = self._run_seeds(fitness, len(filt), seeds[3:])
 
         masks = np.array([r.best for r in runs])
@@ -338,7 +391,7 @@ class HyDRMI(FeatureSubsetTransformer):
             final = masks.sum(axis=0) * 2 > len(runs)
             if not final.any():
                 final = masks[best_seed]
-        else:
+        else:                                             # best, per-seed
             final = masks[best_seed]
         final_fitness = float(fitness(final[None])[0])
 
@@ -347,6 +400,8 @@ class HyDRMI(FeatureSubsetTransformer):
         self.ranking_ = self.relieff_.ranking_
         self.support_ = filt[final]                       # ReliefF rank order is kept
         self.seed_subsets_ = [filt[mk] for mk in masks]
+        # per-seed: every seed is its own result (milbench.pipeline.run_fold scores each)
+        self.result_supports_ = self.seed_subsets_ if self.combine == "per-seed" else None
         self.seed_fitness_ = fits
         self.fitness_history_ = np.array([r.history for r in runs])
         self.best_fitness_ = final_fitness
@@ -362,6 +417,7 @@ class HyDRMI(FeatureSubsetTransformer):
             "hydr_evaluations": int(fitness.n_evaluations),
             "hydr_cache_hits": int(fitness.n_hits),
             "hydr_failed_evaluations": int(fitness.n_failed),
+            "hydr_fast_fitness": int(not isinstance(evaluator, RefitEvaluator)),
             **{f"hydr_fitness_g{g:02d}": float(v) for g, v in enumerate(hist)},
             **self.relieff_.diagnostics_,
         }
