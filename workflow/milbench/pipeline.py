@@ -167,6 +167,13 @@ def check_method(selector, classifier):
                     make_estimator(est.estimator, getattr(est, "estimator_params", None))
             except (ValueError, TypeError, KeyError) as e:
                 raise ValueError(f"{kind} {spec['name']}: {e.args[0] if e.args else e}") from None
+    per_seed = "per-seed" in [selector.get("combine"), *selector.get("tune", {}).get("combine", [])]
+    if per_seed and (selector.get("tune") or classifier.get("tune")):
+        raise ValueError(f"selector {selector['name']}: {PER_SEED_UNTUNED}")
+
+
+PER_SEED_UNTUNED = ("per-seed results cannot be tuned (an inner grid search picks one "
+                    "setting); drop `tune`")
 
 
 def _strip_tune(spec):
@@ -249,8 +256,7 @@ def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, f
         return pd.DataFrame([_score_row(est, train, test, method, experiment, dataset, repeat,
                                         fold, ratio, fit_wall, fit_cpu, bags, transductive)])
     if pipe is not est:
-        raise ValueError(f"{label(method['selector'])}: per-seed results cannot be tuned "
-                         "(an inner grid search picks one setting); drop `tune`")
+        raise ValueError(f"{label(method['selector'])}: {PER_SEED_UNTUNED}")
     rows = []
     for seed, support in enumerate(per_seed):      # the classifier refitted on each seed's subset
         t0 = time.process_time(), time.perf_counter()
