@@ -103,18 +103,24 @@ def find_weka():
 def run_weka(java, jar, argv, train, test):
     """(predicted class values of the test bags, CPU seconds of the java process)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = subprocess.run([java, "-cp", jar, *argv, "-t", str(train), "-T", str(test), "-p", "0"],
-                         capture_output=True, text=True)
+    # evaluation options before the classifier's own, which may end in "-- <base options>"
+    out = subprocess.run([java, "-cp", jar, argv[0], "-t", str(train), "-T", str(test), "-p", "0",
+                          *argv[1:]], capture_output=True, text=True)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     preds = [m[2] for m in map(_PRED.match, out.stdout.splitlines()) if m]
     if out.returncode or not preds:
-        raise RuntimeError(f"WEKA {' '.join(argv)} failed:\n{out.stderr[-2000:] or out.stdout[-2000:]}")
+        raise RuntimeError(f"WEKA {' '.join(argv)} failed:\n"
+                           f"{out.stderr[-2000:] or out.stdout[-2000:]}")
     return np.array([int(p) for p in preds]), cpu
 
 
-def run_ours(spec, train, test):
+def run_ours(spec, train, test, seed=0):
+    """(predicted labels, process CPU seconds of fit + predict); an unset random_state gets
+    ``seed``, as the pipeline does."""
     est = registry.make("classifier", spec)
+    if est.get_params().get("random_state", 0) is None:
+        est.set_params(random_state=seed)
     c = time.process_time()
     pred = est.fit(train, train.labels).predict(test)
     return np.asarray(pred).astype(int), time.process_time() - c
@@ -124,9 +130,12 @@ def load(name, data):
     return load_dataset(name, data) if Path(data).exists() else load_builtin(name, offline=True)
 
 
-def parity(bags, cases, n_folds, java, jar, workdir, slow_folds=None, log=print):
+def parity(bags, cases, n_folds, java, jar, workdir, slow_folds=None, drop_constant=False,
+           log=print):
     """Rows (one per case) pooled over the first ``n_folds`` folds of 10-fold CV, seed 0 (the
-    first ``slow_folds`` for the :data:`SLOW` cases)."""
+    first ``slow_folds`` for the :data:`SLOW` cases).  ``drop_constant`` removes, per fold, the
+    features constant on the training bags from both sides (WEKA's CitationKNN divides by
+    their zero range)."""
     folds_of = {k: min(n_folds, slow_folds or n_folds) if k in SLOW else n_folds for k in cases}
     folds = make_folds(bags.bag_ids, bags.labels, {"kind": "kfold", "folds": 10, "seed": 0})
     acc = {k: dict(n=0, weka=0, ours=0, same=0, cpu_weka=0.0, cpu_ours=0.0) for k in cases}
@@ -135,6 +144,9 @@ def parity(bags, cases, n_folds, java, jar, workdir, slow_folds=None, log=print)
         tr, te, _ = split(folds, 0, f, bags.bag_ids)
         scaler = BagScaler("minmax").fit(bags.subset(tr))
         train, test = scaler.transform(bags.subset(tr)), scaler.transform(bags.subset(te))
+        if drop_constant:
+            keep = np.ptp(train.instances, axis=0) > 0
+            train, test = (b.with_instances(b.instances[:, keep]) for b in (train, test))
         paths = [write_mi_arff(b, Path(workdir, f"{r}.arff"), bag_id_values=bags.bag_ids)
                  for r, b in (("train", train), ("test", test))]
         zero_r.append(run_weka(java, jar, ZERO_R, *paths)[1])
@@ -172,6 +184,8 @@ def main(argv=None):
     ap.add_argument("--folds", type=int, default=10, help="run the first N of the 10 folds")
     ap.add_argument("--slow-folds", type=int, default=2,
                     help=f"folds for {', '.join(SLOW)} (WEKA's optimisers are slow; 0 = --folds)")
+    ap.add_argument("--drop-constant", action="store_true",
+                    help="drop the features constant on each fold's training bags (both sides)")
     ap.add_argument("--out", default="results/bench/weka_parity.csv")
     args = ap.parse_args(argv)
     found, reason = find_weka()
@@ -183,7 +197,8 @@ def main(argv=None):
         for ds in args.datasets:
             print(f"{ds}:", flush=True)
             rows += parity(load(ds, args.data), args.classifiers, args.folds, *found, tmp,
-                           slow_folds=args.slow_folds, log=lambda m: print(m, flush=True))
+                           slow_folds=args.slow_folds,
+                           drop_constant=args.drop_constant, log=lambda m: print(m, flush=True))
     table = pd.DataFrame(rows)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     table.to_csv(args.out, index=False, float_format="%.4g")
