@@ -10,6 +10,7 @@ import hashlib
 import importlib.util
 import logging
 import os
+import re
 import shutil
 import tarfile
 import tempfile
@@ -369,6 +370,17 @@ def _nominal_values(decl):
     return [v.strip().strip("'\"") for v in inner.split(",") if v.strip()]
 
 
+def _arff_first_value(line):
+    """(first value, rest of the row) of an ARFF data row; the value may be quoted ('a b')."""
+    if line[:1] not in ("'", '"'):
+        first, rest = line.split(",", 1)
+        return first.strip(), rest
+    m = re.match(r"""(['"])((?:\\.|(?!\1).)*)\1\s*,""", line)
+    if m is None:
+        raise ValueError("unterminated quoted bag id")
+    return re.sub(r"\\(.)", lambda e: {"n": "\n", "r": "\r"}.get(e[1], e[1]), m[2]), line[m.end():]
+
+
 def read_arff(path, positive=None):
     """Multi-instance ARFF (Weka): bag id, relational attribute of instances, class. The class
     values map to 0/1 by :func:`_class_coding`; a row whose class is not declared is an error."""
@@ -394,7 +406,7 @@ def read_arff(path, positive=None):
                 in_data = True
             continue
         try:
-            first, rest = line.split(",", 1)
+            first, rest = _arff_first_value(line)
             q = rest.index('"') if '"' in rest else rest.index("'")
             quote = rest[q]
             end = rest.rindex(quote)
@@ -407,7 +419,7 @@ def read_arff(path, positive=None):
         if any(len(r) != n_inst_attrs for r in inst):
             raise SourceError(f"{path}, line {lineno}: expected {n_inst_attrs} values per instance")
         bags.append(np.array(inst))
-        ids.append(first.strip())
+        ids.append(first)
         labels.append(label)
         lines.append(lineno)
     if not bags:
