@@ -74,17 +74,19 @@ def test_wilcoxon_matches_scipy(zero_method):
     n_cmp = 0
     for x, y in _pairs(rng):
         d = x - y
+        ranked = d[d != 0] if zero_method == "wilcox" else d
         ties_or_zeros = np.unique(np.abs(d)).size < d.size
         for method in ("auto", "asymptotic", "exact"):
-            if method == "exact" and ties_or_zeros and d.size > 9:
-                continue                    # the sign-flip enumeration takes seconds there
+            how = method
+            if method == "auto":    # auto counts the ranked differences (scipy: all pairs)
+                how = ("exact" if d.size <= 50 and (ranked.size <= 13 or not ties_or_zeros)
+                       else "asymptotic")
+            if how == "exact" and ties_or_zeros:
+                if d.size > 9:
+                    continue        # scipy's sign-flip enumeration takes seconds there
+                how = flips
             for cc in (False, True):
                 ours = S.wilcoxon_signed_rank(x, y, zero_method, method, correction=cc)
-                how = flips if method == "exact" and ties_or_zeros else method
-                if method == "auto" and ties_or_zeros and d.size > 9:
-                    how = "asymptotic" if d.size > 13 else None
-                if how is None:
-                    continue                # scipy's own permutation path is slow there
                 ref = sps.wilcoxon(x, y, zero_method=zero_method, method=how, correction=cc)
                 assert ours["p"] == pytest.approx(ref.pvalue, abs=1e-12)
                 assert ours["T"] == ref.statistic
@@ -109,6 +111,19 @@ def test_wilcoxon_auto_small_ties_is_scipys_permutation_test():
             ours = S.wilcoxon_signed_rank(x, y, zm)
             assert ours["p_method"] == ("exact" if n <= 13 else "asymptotic")
             assert ours["p"] == pytest.approx(sps.wilcoxon(x, y, zm).pvalue, abs=1e-12)
+
+
+def test_wilcoxon_auto_counts_ranked_differences_and_needs_two():
+    # 15 pairs, 2 zero differences dropped (wilcox): 13 ranked differences without ties get
+    # the exact p of the 13; scipy.stats.wilcoxon counts the zeros and goes asymptotic
+    rng = np.random.default_rng(8)
+    x, y = rng.normal(size=15), rng.normal(0.5, size=15)
+    y[:2] = x[:2]
+    ours = S.wilcoxon_signed_rank(x, y)
+    assert ours["p_method"] == "exact" and ours["n_nonzero"] == 13
+    assert ours["p"] == pytest.approx(sps.wilcoxon(x[2:], y[2:], method="exact").pvalue)
+    one = S.wilcoxon_signed_rank([1, 2, 3], [1, 2, 4])       # a single non-zero difference
+    assert one["n_nonzero"] == 1 and np.isnan(one["p"]) and one["p_method"] == ""
 
 
 def test_rank_sum_and_paired_t_match_scipy():
@@ -261,6 +276,8 @@ def test_rank_sum_by_hand():
     assert ra["z"] == pytest.approx((15 - 3 * 7 / 2) / math.sqrt(9 / 12 * 7))
     with pytest.raises(ValueError, match="without ties"):
         S.rank_sum([1, 2, 2], [3, 4], method="exact")
+    same = S.rank_sum([0.5, 0.5], [0.5, 0.5, 0.5])          # all tied: no evidence
+    assert same["p"] == 1.0 and np.isnan(same["z"]) and same["W"] == 2 * 3
 
 
 def test_friedman_by_hand():

@@ -26,8 +26,7 @@ NAN = float("nan")
 
 # ----------------------------------------------------------------------------- tests
 def holm(pvalues):
-    """Holm (1979) step-down adjusted p-values max_{j<=i} min(1, (m-j+1) p_(j)) over the
-    ascending order; NaNs are ignored (they stay NaN and do not count in m)."""
+    """Holm (1979) adjusted p-values max_{j<=i} min(1, (m-j+1) p_(j)); NaNs ignored (kept)."""
     p = np.asarray(pvalues, dtype=float)
     out, idx = np.full(p.shape, np.nan), np.flatnonzero(~np.isnan(p))
     o = idx[np.argsort(p[idx], kind="mergesort")]
@@ -65,10 +64,10 @@ def paired_t(x, y, corrected=False, test_train_ratio=None):
 def wilcoxon_signed_rank(x, y, zero_method="wilcox", method="auto", correction=False):
     """Two-sided Wilcoxon signed-rank test (scipy.stats.wilcoxon; Demšar §3.1.3): R+ / R- =
     rank sums of the positive / negative d = x - y, T = min(R+, R-); zero_method: wilcox,
-    zsplit or pratt.  method: exact (with ties or zeros: all 2^n sign flips by
-    scipy.stats.permutation_test, n <= 20), asymptotic (continuity ``correction`` optional) or
-    auto = SciPy's rule (exact up to 50 pairs without ties/zeros, sign flips up to 13, else
-    asymptotic).  z = the asymptotic -|z| without continuity correction."""
+    zsplit or pratt.  method: exact (ties or zeros: 2^n sign flips, scipy permutation_test,
+    n <= 20), asymptotic (``correction``: continuity) or auto (<= 50 pairs: exact without
+    ties/zeros, else flips up to 13 ranked differences; else asymptotic).  z = asymptotic -|z|
+    without continuity correction.  Under 2 ranked differences there is no test (NaN)."""
     if method not in ("auto", "exact", "asymptotic"):
         raise ValueError(f"method must be auto, exact or asymptotic, not {method!r}")
     x, y = _pair(x, y)
@@ -77,14 +76,16 @@ def wilcoxon_signed_rank(x, y, zero_method="wilcox", method="auto", correction=F
     a, b = (x.mean(), y.mean()) if d.size else (NAN, NAN)
     res = dict(n_pairs=d.size, mean_a=a, mean_b=b, mean_diff=a - b, n_nonzero=dd.size,
                r_plus=NAN, r_minus=NAN, T=NAN, z=NAN, p=NAN, p_method="")
-    if not dd.size:
+    if dd.size < 2:             # SciPy tests need two differences
         return res
     r = sps.rankdata(np.abs(dd))
     half_zero = r[dd == 0].sum() / 2 if zero_method == "zsplit" else 0.0
     r_plus, r_minus = r[dd > 0].sum() + half_zero, r[dd < 0].sum() + half_zero
-    flips = np.unique(np.abs(dd)).size < dd.size or (d == 0).any()     # ties or zeros
-    if method == "auto":
-        method = "exact" if d.size <= 13 or (d.size <= 50 and not flips) else "asymptotic"
+    res.update(r_plus=float(r_plus), r_minus=float(r_minus), T=float(min(r_plus, r_minus)))
+    flips = np.unique(np.abs(dd)).size < dd.size or (dd == 0).any()     # ties or zeros
+    if method == "auto":        # SciPy's rule, but zeros dropped by wilcox do not count
+        method = ("exact" if d.size <= 50 and (dd.size <= 13 or not (flips or (d == 0).any()))
+                  else "asymptotic")
     if method == "exact" and flips and dd.size > 20:
         raise ValueError("exact permutation test with ties is limited to n <= 20")
     kw = dict(zero_method=zero_method, method=method, correction=correction)
@@ -96,8 +97,7 @@ def wilcoxon_signed_rank(x, y, zero_method="wilcox", method="auto", correction=F
                                      n_resamples=np.inf).pvalue
         else:
             p = sps.wilcoxon(dd, **kw).pvalue if dd.any() else 1.0
-    return {**res, "r_plus": float(r_plus), "r_minus": float(r_minus),
-            "T": float(min(r_plus, r_minus)), "z": float(z), "p": float(p), "p_method": method}
+    return {**res, "z": float(z), "p": float(p), "p_method": method}
 
 
 def rank_sum(x, y, method="asymptotic", correction=False):
@@ -118,8 +118,10 @@ def rank_sum(x, y, method="asymptotic", correction=False):
     r = sps.rankdata(both)
     rx, ry = r[:nx].sum(), r[nx:].sum()
     W, nW = (rx, nx) if nx < ny else (ry, ny)
-    p = sps.mannwhitneyu(x, y, method="asymptotic", use_continuity=correction).pvalue
-    z = math.copysign(sps.norm.isf(p / 2), W - nW * (nx + ny + 1) / 2.0)
+    tied = not np.ptp(both)             # all values equal: no evidence, z undefined
+    p = 1.0 if tied else sps.mannwhitneyu(x, y, use_continuity=correction,
+                                          method="asymptotic").pvalue
+    z = NAN if tied else math.copysign(sps.norm.isf(p / 2), W - nW * (nx + ny + 1) / 2.0)
     if method == "exact":
         if np.unique(both).size < both.size:
             raise ValueError("exact rank-sum p-values need data without ties")
@@ -182,8 +184,7 @@ def posthoc_vs_control(avg_ranks, N, control, alpha=0.05, correction="holm"):
 
 
 def nemenyi_cliques(avg_ranks, cd):
-    """Maximal groups of methods whose average ranks lie within ``cd`` of each other (the
-    bars of a critical-difference diagram), in rank order; singletons omitted."""
+    """Maximal groups of methods with average ranks within ``cd`` (CD-diagram bars)."""
     R = pd.Series(avg_ranks, dtype=float).sort_values(kind="mergesort")
     ends = np.searchsorted(R.to_numpy(), R.to_numpy() + cd + 1e-12, side="right") - 1
     return [list(R.index[i: j + 1]) for i, j in enumerate(ends)
@@ -215,8 +216,7 @@ def _synthetic(df):
             if "synthetic" in df.columns else {})
 
 
-def _wide(df, e):
-    """Mean metric per block (rows) and treatment (columns); cells without a result are NaN."""
+def _wide(df, e):  # mean metric per block (rows) and treatment (columns), NaN = no result
     return (df.groupby(e["blocks"] + [e["compare"]], dropna=False, sort=True)[e["metric"]]
             .mean().unstack(e["compare"]).reindex(columns=e["methods"]))
 
