@@ -9,6 +9,7 @@ import pytest
 
 from milbench import plots as P
 from milbench import stats as S
+from milbench.testing import synthetic_scores
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -32,16 +33,16 @@ def _texts(fig):
 
 @pytest.fixture(scope="module")
 def features_scores():
-    return S.synthetic_scores(1, datasets=("musk1", "fox"), n_features=(10, 20, 40, 80),
-                              repeats=1, folds=3)
+    return synthetic_scores(1, datasets=("musk1", "fox"), n_features=(10, 20, 40, 80),
+                            repeats=1, folds=3)
 
 
 @pytest.fixture(scope="module")
 def ratio_scores():
-    return S.synthetic_scores(2, datasets=("tiger", "faculty"),
-                              train_ratios=(0.1, 0.2, 0.3, 0.5), repeats=3, folds=1,
-                              methods=[("none", "miordm", 0.05), ("none", "citation-knn", 0.0),
-                                       ("none", "emdd", -0.02)])
+    return synthetic_scores(2, datasets=("tiger", "faculty"),
+                            train_ratios=(0.1, 0.2, 0.3, 0.5), repeats=3, folds=1,
+                            methods=[("none", "miordm", 0.05), ("none", "citation-knn", 0.0),
+                                     ("none", "emdd", -0.02)])
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +140,7 @@ def test_heatmap_facets(grid_scores):
 def test_runtime_bars(tmp_path):
     from matplotlib.container import BarContainer
 
-    sc = S.synthetic_scores(3)
+    sc = synthetic_scores(3)
     fig = P.plot_runtime(sc)
     ax = fig.axes[0]
     bars = [c for c in ax.containers if isinstance(c, BarContainer)]
@@ -150,8 +151,8 @@ def test_runtime_bars(tmp_path):
     assert ax.get_ylabel() == "Training time (s)"
     _valid(P.save_figure(fig, tmp_path / "rt"))
     # many methods: one panel per data set, one horizontal bar per method
-    many = S.synthetic_scores(4, datasets=("musk1", "fox"), repeats=1, folds=2,
-                              methods=[("none", f"clf{i}", 0.0) for i in range(14)])
+    many = synthetic_scores(4, datasets=("musk1", "fox"), repeats=1, folds=2,
+                            methods=[("none", f"clf{i}", 0.0) for i in range(14)])
     fig = P.plot_runtime(many)
     panels = [ax for ax in fig.axes if ax.get_visible()]
     assert len(panels) == 2
@@ -210,7 +211,7 @@ def test_make_figures_every_kind(features_scores, grid_scores, tmp_path):
 
 
 def test_default_figures_rules(features_scores, ratio_scores):
-    one = S.synthetic_scores(5, datasets=("musk1",), methods=[("none", "milr", 0.0)])
+    one = synthetic_scores(5, datasets=("musk1",), methods=[("none", "milr", 0.0)])
     assert [f["kind"] for f in P.default_figures(one)] == ["runtime"]
     kinds = [(f["kind"], f["metric"]) for f in P.default_figures(features_scores)]
     assert kinds == [("runtime", "fit_seconds"), ("vs-features", "accuracy"),
@@ -231,7 +232,7 @@ def test_make_figures_defaults_and_determinism(ratio_scores, tmp_path):
 
 
 def test_cd_with_too_few_blocks_draws_explanation(tmp_path):
-    sc = S.synthetic_scores(6, datasets=("musk1",))
+    sc = synthetic_scores(6, datasets=("musk1",))
     paths = P.make_figures(sc, [{"kind": "cd"}], tmp_path)
     _valid(paths)
 

@@ -1,50 +1,313 @@
-"""Statistics: published critical values (Demšar 2006), hand-computed tables, scipy
-cross-checks, and hydr-mi's own Tables 6 and 12-13 recomputed from its Tables 2-11."""
+"""Statistics: every test against its library oracle (SciPy, scikit-posthocs, statsmodels),
+Demšar (2006)'s published critical values and worked example, small hand-computed cases, and
+hydr-mi's own Tables 6 and 12-13 recomputed from its Tables 2-11."""
+import itertools
 import math
 
+import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
+import scikit_posthocs as sp
+from matplotlib.figure import Figure
 from scipy import stats as sps
+from statsmodels.stats.multitest import multipletests
 
 from milbench import stats as S
 from milbench.reproduction import targets
+from milbench.testing import synthetic_scores
+
+matplotlib.use("Agg")
 
 # Demšar (2006) Table 5, alpha = 0.05, k = 2..10
 NEMENYI_005 = [1.960, 2.344, 2.569, 2.728, 2.850, 2.948, 3.031, 3.102, 3.164]
 BONFERRONI_DUNN_005 = [1.960, 2.241, 2.394, 2.498, 2.576, 2.638, 2.690, 2.734, 2.773]
+# Demšar §3.2.4: average ranks of C4.5, C4.5+m, C4.5+cf, C4.5+m+cf over N = 14 data sets
+DEMSAR_RANKS = pd.Series({"C4.5": 3.143, "C4.5+m": 2.000, "C4.5+cf": 2.893, "C4.5+m+cf": 1.964})
 
 
 # ----------------------------------------------------------------------------- published
-@pytest.mark.parametrize("k,q", list(zip(range(2, 11), NEMENYI_005)))
-def test_nemenyi_q_matches_demsar(k, q):
-    assert round(S.nemenyi_q(k, 0.05), 3) == q
+@pytest.mark.parametrize("k", range(2, 11))
+def test_critical_values_match_demsar_table5(k):
+    assert round(S.critical_value(k, 0.05, "nemenyi"), 3) == NEMENYI_005[k - 2]
+    assert round(S.critical_value(k, 0.05, "bonferroni-dunn"), 3) == BONFERRONI_DUNN_005[k - 2]
 
 
-@pytest.mark.parametrize("k,q", list(zip(range(2, 11), BONFERRONI_DUNN_005)))
-def test_bonferroni_dunn_q_matches_demsar(k, q):
-    assert round(S.bonferroni_dunn_q(k, 0.05), 3) == q
-
-
-def test_critical_difference_demsar_example():
-    # Demšar §3.2.4: k = 4 classifiers, N = 14 data sets -> Nemenyi CD(0.05) = 1.253
-    # (he truncates 2.569 * sqrt(20/84) = 1.2535; the exact q gives 1.25356)
-    assert S.critical_difference(4, 14, 0.05, "nemenyi") == pytest.approx(1.253, abs=1e-3)
-    # Bonferroni-Dunn uses 2.394 instead of 2.569
-    assert S.critical_difference(4, 14, 0.05, "bonferroni-dunn") == pytest.approx(
-        2.394 * math.sqrt(20 / 84), abs=1e-3)
-
-
-def test_friedman_from_ranks_demsar_example():
-    # Demšar §3.2.4: average ranks 3.143, 2.000, 2.893, 1.964 over N = 14 data sets give
-    # chi2_F = 9.28 and F_F = 3.69 (critical F(3, 39) = 2.85 at alpha 0.05)
-    r = S.friedman_from_ranks([3.143, 2.000, 2.893, 1.964], 14)
-    assert r["chi2"] == pytest.approx(9.28, abs=0.01)
-    assert r["F"] == pytest.approx(3.69, abs=0.01)
+def test_demsar_worked_example():
+    # chi2_F = 9.28, F_F = 3.69 > F(3, 39)_0.05 = 2.85: the four C4.5 variants differ
+    r = S.friedman_from_ranks(DEMSAR_RANKS, 14)
+    assert r["chi2"] == pytest.approx(9.28, abs=0.01) and r["F"] == pytest.approx(3.69, abs=0.01)
     assert (r["df1"], r["df2"]) == (3, 39)
-    assert round(sps.f.ppf(0.95, 3, 39), 2) == 2.85 and r["F"] > 2.85
+    assert round(sps.f.ppf(0.95, 3, 39), 2) == 2.85 and r["p_F"] < 0.05
+    # Nemenyi CD(0.05) = 2.569 sqrt(20/84) = 1.253 (exact q: 1.25356); Bonferroni-Dunn 2.394
+    cdn = S.critical_difference(4, 14, 0.05, "nemenyi")
+    cdb = S.critical_difference(4, 14, 0.05, "bonferroni-dunn")
+    assert cdn == pytest.approx(1.253, abs=1e-3)
+    assert cdb == pytest.approx(2.394 * math.sqrt(20 / 84), abs=1e-3)
+    # no pair exceeds the Nemenyi CD (largest difference 3.143 - 1.964 = 1.179): one clique;
+    # against the control C4.5 only C4.5+m+cf is beyond the Bonferroni-Dunn CD
+    assert S.nemenyi_cliques(DEMSAR_RANKS, cdn) == [["C4.5+m+cf", "C4.5+m", "C4.5+cf", "C4.5"]]
+    post = S.posthoc_vs_control(DEMSAR_RANKS, 14, "C4.5")
+    beyond = post.index[post["rank_diff"].abs() > cdb].tolist()
+    assert beyond == ["C4.5+m+cf"]
+    assert post.loc["C4.5+m+cf", "p"] == pytest.approx(2 * sps.norm.sf(1.179 / math.sqrt(20 / 84)))
 
 
+# ----------------------------------------------------------------------------- oracles
+def _pairs(rng, sizes=(5, 9, 16, 30, 60)):
+    """Paired samples with and without ties (rounding) and zero differences."""
+    for n in sizes:
+        for rep in range(6):
+            x = rng.normal(size=n)
+            y = x + rng.normal(0.3, 1.0, size=n)
+            if rep % 2:
+                x, y = np.round(x, 1), np.round(y, 1)
+            if rep % 3 == 1:
+                y[:2] = x[:2]
+            yield x, y
+
+
+@pytest.mark.parametrize("zero_method", ["wilcox", "zsplit", "pratt"])
+def test_wilcoxon_matches_scipy(zero_method):
+    rng = np.random.default_rng(42)
+    flips = sps.PermutationMethod(n_resamples=np.inf)
+    n_cmp = 0
+    for x, y in _pairs(rng):
+        d = x - y
+        ranked = d[d != 0] if zero_method == "wilcox" else d
+        ties_or_zeros = np.unique(np.abs(d)).size < d.size
+        for method in ("auto", "asymptotic", "exact"):
+            how = method
+            if method == "auto":    # auto counts the ranked differences (scipy: all pairs)
+                how = ("exact" if d.size <= 50 and (ranked.size <= 13 or not ties_or_zeros)
+                       else "asymptotic")
+            if how == "exact" and ties_or_zeros:
+                if d.size > 9:
+                    continue        # scipy's sign-flip enumeration takes seconds there
+                how = flips
+            for cc in (False, True):
+                ours = S.wilcoxon_signed_rank(x, y, zero_method, method, correction=cc)
+                ref = sps.wilcoxon(x, y, zero_method=zero_method, method=how, correction=cc)
+                assert ours["p"] == pytest.approx(ref.pvalue, abs=1e-12)
+                assert ours["T"] == ref.statistic
+                n_cmp += 1
+        # R+ (what alternative="greater" reports), R- and z of the normal approximation
+        ours = S.wilcoxon_signed_rank(x, y, zero_method, "exact" if d.size <= 9 else "auto")
+        rp = sps.wilcoxon(x, y, zero_method=zero_method, alternative="greater",
+                          method="asymptotic").statistic
+        asym = sps.wilcoxon(x, y, zero_method=zero_method, method="asymptotic")
+        assert (ours["r_plus"], ours["z"]) == (rp, pytest.approx(asym.zstatistic, abs=1e-12))
+        assert ours["T"] == min(ours["r_plus"], ours["r_minus"])
+    assert n_cmp > 100
+
+
+def test_wilcoxon_auto_small_ties_is_scipys_permutation_test():
+    rng = np.random.default_rng(5)
+    # scipy switches at 13 pairs, zeros included (its own sign flips take seconds at 13)
+    for n, zms in ((6, ("wilcox", "zsplit", "pratt")), (13, ("wilcox",)), (14, ("pratt",))):
+        x, y = np.round(rng.normal(size=n), 1), np.round(rng.normal(0.4, size=n), 1)
+        y[0] = x[0]
+        for zm in zms:
+            ours = S.wilcoxon_signed_rank(x, y, zm)
+            assert ours["p_method"] == ("exact" if n <= 13 else "asymptotic")
+            assert ours["p"] == pytest.approx(sps.wilcoxon(x, y, zm).pvalue, abs=1e-12)
+
+
+def test_wilcoxon_auto_counts_ranked_differences_and_needs_two():
+    # 15 pairs, 2 zero differences dropped (wilcox): 13 ranked differences without ties get
+    # the exact p of the 13; scipy.stats.wilcoxon counts the zeros and goes asymptotic
+    rng = np.random.default_rng(8)
+    x, y = rng.normal(size=15), rng.normal(0.5, size=15)
+    y[:2] = x[:2]
+    ours = S.wilcoxon_signed_rank(x, y)
+    assert ours["p_method"] == "exact" and ours["n_nonzero"] == 13
+    assert ours["p"] == pytest.approx(sps.wilcoxon(x[2:], y[2:], method="exact").pvalue)
+    one = S.wilcoxon_signed_rank([1, 2, 3], [1, 2, 4])       # a single non-zero difference
+    assert one["n_nonzero"] == 1 and np.isnan(one["p"]) and one["p_method"] == ""
+
+
+def test_rank_sum_and_paired_t_match_scipy():
+    rng = np.random.default_rng(3)
+    for m, n in ((3, 4), (5, 5), (8, 6), (17, 17), (30, 25)):
+        for rep in range(4):
+            x, y = rng.normal(size=m), rng.normal(0.5, size=n)
+            if rep % 2:
+                x, y = np.round(x, 1), np.round(y, 1)
+            for cc in (False, True):
+                ref = sps.mannwhitneyu(x, y, method="asymptotic", use_continuity=cc)
+                ours = S.rank_sum(x, y, correction=cc)
+                assert ours["p"] == pytest.approx(ref.pvalue, abs=1e-12)
+                assert ours["U"] == ref.statistic
+                assert 2 * sps.norm.sf(abs(ours["z"])) == pytest.approx(ref.pvalue, abs=1e-12)
+            if rep % 2 == 0:        # no ties: exact p, and z is scipy's rank-sum z of W
+                ref = sps.mannwhitneyu(x, y, method="exact")
+                assert S.rank_sum(x, y, method="exact")["p"] == pytest.approx(ref.pvalue,
+                                                                             abs=1e-12)
+                small, big = (x, y) if m < n else (y, x)
+                ours = S.rank_sum(x, y)
+                assert ours["z"] == pytest.approx(sps.ranksums(small, big).statistic, rel=1e-9)
+                assert ours["W"] == sps.rankdata(np.r_[small, big])[:small.size].sum()
+            if m == n:
+                ref = sps.ttest_rel(x, y)
+                r = S.paired_t(x, y)
+                assert (r["t"], r["p"]) == (pytest.approx(ref.statistic), pytest.approx(ref.pvalue))
+
+
+def test_friedman_matches_scipy():
+    rng = np.random.default_rng(7)
+    for N, k, ties in itertools.product((3, 5, 14, 40), (3, 4, 7), (False, True)):
+        X = rng.normal(size=(N, k))
+        if ties:
+            X = np.round(X)
+        ref = sps.friedmanchisquare(*X.T)
+        ours = S.friedman(X, tie_correction=True)
+        assert ours["chi2"] == pytest.approx(ref.statistic, rel=1e-10)
+        assert ours["p"] == pytest.approx(ref.pvalue, abs=1e-12)
+        demsar = S.friedman(X)
+        if not ties:                # without ties Demšar's chi2_F is scipy's
+            assert demsar["p"] == pytest.approx(ref.pvalue, abs=1e-12)
+        # Iman-Davenport F_F (Demšar eq. 2) on top of chi2_F, and its F(k-1, (k-1)(N-1)) p
+        c = demsar["chi2"]
+        if N * (k - 1) - c < 1e-9:      # all blocks agree
+            assert demsar["F"] == np.inf and demsar["p_F"] == 0
+            continue
+        F = (N - 1) * c / (N * (k - 1) - c)
+        assert demsar["F"] == pytest.approx(F) and demsar["p_F"] == pytest.approx(
+            sps.f.sf(F, k - 1, (k - 1) * (N - 1)))
+        # ranks: scikit-posthocs ranks ascending, so the negated table gives rank 1 = best
+        assert demsar["ranks"] == pytest.approx(sps.rankdata(-X, axis=1))
+
+
+def _tables(rng):
+    for N, k in ((5, 4), (10, 6), (14, 4), (30, 8), (8, 10)):
+        for rep in range(4):
+            X = rng.normal(size=(N, k)) + np.linspace(0, 1.5 * rep, k)
+            yield np.round(X, 1) if rep % 2 else X
+
+
+def test_nemenyi_and_cd_cliques_match_scikit_posthocs():
+    rng = np.random.default_rng(11)
+    n_bars = 0
+    for X in _tables(rng):
+        N, k = X.shape
+        labels = [f"m{i}" for i in range(k)]
+        R = pd.Series(S.friedman(X)["avg_ranks"], index=labels)
+        cd = S.critical_difference(k, N, 0.05, "nemenyi")
+        nem = sp.posthoc_nemenyi_friedman(-X)                       # rank 1 = best
+        nem.index = nem.columns = labels
+        for a, b in itertools.combinations(labels, 2):
+            assert (abs(R[a] - R[b]) > cd) == (nem.loc[a, b] < 0.05)
+        # cliques = the crossbars scikit-posthocs draws from its Nemenyi p-values
+        ax = Figure().add_subplot()
+        bars = sp.critical_difference_diagram(R, nem, ax=ax)["crossbars"]
+        theirs = sorted((float(min(ln[0].get_xdata())), float(max(ln[0].get_xdata())))
+                        for ln in bars)
+        ours = sorted((float(R[c].min()), float(R[c].max())) for c in S.nemenyi_cliques(R, cd))
+        assert ours == theirs
+        n_bars += len(ours)
+    assert n_bars > 20
+
+
+def test_posthoc_vs_control_matches_scikit_posthocs_and_statsmodels():
+    rng = np.random.default_rng(12)
+    for X in _tables(rng):
+        N, k = X.shape
+        labels = [f"m{i}" for i in range(k)]
+        R = pd.Series(S.friedman(X)["avg_ranks"], index=labels)
+        siegel = sp.posthoc_siegel_friedman(-X)                     # Demšar's z-test, all pairs
+        siegel.index = siegel.columns = labels
+        post = S.posthoc_vs_control(R, N, "m0")
+        others = labels[1:]
+        assert post.loc[others, "p"].to_numpy() == pytest.approx(siegel.loc["m0", others], abs=1e-12)
+        holm = multipletests(siegel.loc["m0", others].to_numpy(), method="holm")[1]
+        assert post.loc[others, "p_adj"].to_numpy() == pytest.approx(holm, abs=1e-12)
+        assert np.isnan(post.loc["m0", "p"]) and not post.loc["m0", "significant"]
+
+
+def test_holm_matches_statsmodels():
+    rng = np.random.default_rng(1)
+    for m in (1, 2, 5, 17):
+        p = rng.random(m) ** 3
+        assert S.holm(p) == pytest.approx(multipletests(p, method="holm")[1], abs=1e-15)
+    p = np.array([0.01, np.nan, 0.2, 0.04])
+    adj = S.holm(p)
+    assert np.isnan(adj[1])
+    assert adj[[0, 2, 3]] == pytest.approx(multipletests(p[[0, 2, 3]], method="holm")[1])
+
+
+# ----------------------------------------------------------------------------- by hand
+def test_holm_by_hand():
+    # sorted: .005*4 = .02, .01*3 = .03, .03*2 = .06, .04*1 = .04 -> monotone .06
+    assert S.holm([0.01, 0.04, 0.03, 0.005]) == pytest.approx([0.03, 0.06, 0.06, 0.02])
+
+
+def test_paired_t_by_hand():
+    r = S.paired_t([2, 4, 6], [1, 2, 3])            # d = 1, 2, 3
+    t = 2 / (1 / math.sqrt(3))
+    assert r["t"] == pytest.approx(t) and r["df"] == 2
+    assert r["p"] == pytest.approx(1 - t / math.sqrt(2 + t * t))   # closed form, df = 2
+    # Nadeau-Bengio correction with n_test/n_train = 1/9 inflates the variance
+    rc = S.paired_t([2, 4, 6], [1, 2, 3], corrected=True, test_train_ratio=1 / 9)
+    tc = 2 / math.sqrt(1 * (1 / 3 + 1 / 9))
+    assert rc["t"] == pytest.approx(tc) and rc["p"] == pytest.approx(2 * sps.t.sf(tc, 2))
+    same = S.paired_t([1, 2, 3], [1, 2, 3])
+    assert (same["t"], same["p"]) == (0.0, 1.0)
+    with pytest.raises(ValueError, match="test_train_ratio"):
+        S.paired_t([1, 2], [2, 3], corrected=True)
+
+
+def test_wilcoxon_signed_rank_by_hand():
+    r = S.wilcoxon_signed_rank([1, -2, 3, 4, 5], np.zeros(5), method="exact")
+    assert (r["r_plus"], r["r_minus"], r["T"]) == (13, 2, 2)
+    # P(R- <= 2) over 2^5 sign patterns: {}, {1}, {2} -> 3/32, two-sided 6/32
+    assert r["p"] == pytest.approx(6 / 32)
+    # zsplit: the zero difference takes rank 1 and gives half to each side
+    z = S.wilcoxon_signed_rank([0, 1, -2, 3], np.zeros(4), "zsplit", "asymptotic")
+    assert (z["r_plus"], z["r_minus"]) == (0.5 + 2 + 4, 0.5 + 3)
+    with pytest.raises(ValueError, match="limited to n <= 20"):
+        S.wilcoxon_signed_rank(np.arange(25) % 5 + 1, np.zeros(25), method="exact")
+
+
+def test_rank_sum_by_hand():
+    r = S.rank_sum([1, 2, 3], [4, 5, 6], method="exact")
+    assert (r["rank_sum_a"], r["rank_sum_b"], r["U"], r["W"]) == (6, 15, 0, 15)
+    assert r["p"] == pytest.approx(2 / 20)          # 1 of C(6,3) = 20 orderings per tail
+    ra = S.rank_sum([1, 2, 3], [4, 5, 6])
+    assert ra["z"] == pytest.approx((15 - 3 * 7 / 2) / math.sqrt(9 / 12 * 7))
+    with pytest.raises(ValueError, match="without ties"):
+        S.rank_sum([1, 2, 2], [3, 4], method="exact")
+    same = S.rank_sum([0.5, 0.5], [0.5, 0.5, 0.5])          # all tied: no evidence
+    assert same["p"] == 1.0 and np.isnan(same["z"]) and same["W"] == 2 * 3
+
+
+def test_friedman_by_hand():
+    # ranks per block: [1,2,3], [1,2,3], [2,1,3] -> R = 4/3, 5/3, 3
+    table = [[0.9, 0.8, 0.7], [0.6, 0.5, 0.4], [0.7, 0.8, 0.1]]
+    r = S.friedman(table)
+    assert r["avg_ranks"] == pytest.approx([4 / 3, 5 / 3, 3])
+    chi2 = 12 * 3 / 12 * (16 / 9 + 25 / 9 + 81 / 9 - 12)
+    assert r["chi2"] == pytest.approx(chi2)
+    assert r["F"] == pytest.approx(2 * chi2 / (3 * 2 - chi2))
+    assert r["p_F"] == pytest.approx((1 + 2 * r["F"] / 4) ** -2)   # F(2, 4) survival
+    # lower-is-better metric (seconds) reverses the ranks; ties share the average rank
+    assert S.friedman([[1.0, 1.0, 3.0], [1, 2, 3]], higher_is_better=False)["ranks"][0].tolist() \
+        == [1.5, 1.5, 3]
+    # perfect agreement: F is infinite, p_F = 0
+    assert S.friedman([[3, 2, 1]] * 4)["p_F"] == 0.0
+
+
+def test_posthoc_vs_control_and_cliques_by_hand():
+    R = pd.Series({"a": 1.2, "b": 2.0, "c": 3.1, "d": 3.7})
+    post = S.posthoc_vs_control(R, N=20, control="a")
+    se = math.sqrt(4 * 5 / (6 * 20))
+    assert post.loc["d", "z"] == pytest.approx(2.5 / se)
+    assert post.loc["d", "p"] == pytest.approx(2 * sps.norm.sf(2.5 / se))
+    assert S.nemenyi_cliques(R, 1.0) == [["a", "b"], ["c", "d"]]        # b-c: 1.1 > CD
+    assert S.nemenyi_cliques(R, 2.0) == [["a", "b", "c"], ["b", "c", "d"]]
+    assert S.nemenyi_cliques(R, 0.5) == []
+
+
+# ----------------------------------------------------------------------------- hydr-mi
 def _hydr_scores(kind_prefix):
     t = targets("hydr")
     t = t[(t["metric"] == "accuracy") & t["paper_method"].str.startswith(kind_prefix)]
@@ -120,146 +383,10 @@ def test_hydr_table6_friedman_recomputed_from_tables_2_to_5():
     assert ranks[ranks["pct"] == 10].iloc[0]["method"] == "adapted"
 
 
-# ----------------------------------------------------------------------------- by hand
-def test_holm_by_hand():
-    p = [0.01, 0.04, 0.03, 0.005]
-    # sorted: .005*4 = .02, .01*3 = .03, .03*2 = .06, .04*1 = .04 -> monotone .06
-    assert S.holm(p) == pytest.approx([0.03, 0.06, 0.06, 0.02])
-    adj, rej = S.holm([0.01, np.nan, 0.2], alpha=0.05)
-    assert adj[0] == pytest.approx(0.02) and np.isnan(adj[1]) and adj[2] == pytest.approx(0.2)
-    assert rej.tolist() == [True, False, False]
-
-
-def test_paired_t_by_hand():
-    r = S.paired_t([2, 4, 6], [1, 2, 3])            # d = 1, 2, 3
-    t = 2 / (1 / math.sqrt(3))
-    assert r["t"] == pytest.approx(t) and r["df"] == 2
-    assert r["p"] == pytest.approx(1 - t / math.sqrt(2 + t * t))   # closed form, df = 2
-    # Nadeau-Bengio correction with n_test/n_train = 1/9 inflates the variance
-    rc = S.paired_t([2, 4, 6], [1, 2, 3], corrected=True, test_train_ratio=1 / 9)
-    assert rc["t"] == pytest.approx(2 / math.sqrt(1 * (1 / 3 + 1 / 9)))
-
-
-def test_wilcoxon_signed_rank_by_hand():
-    r = S.wilcoxon_signed_rank([1, -2, 3, 4, 5], method="exact")
-    assert (r["r_plus"], r["r_minus"], r["T"]) == (13, 2, 2)
-    # P(R- <= 2) over 2^5 sign patterns: {}, {1}, {2} -> 3/32, two-sided 6/32
-    assert r["p"] == pytest.approx(6 / 32)
-    # zsplit: the zero difference takes rank 1 and gives half to each side
-    z = S.wilcoxon_signed_rank([0, 1, -2, 3], zero_method="zsplit", method="asymptotic")
-    assert (z["r_plus"], z["r_minus"]) == (0.5 + 2 + 4, 0.5 + 3)
-
-
-def test_rank_sum_by_hand():
-    r = S.rank_sum([1, 2, 3], [4, 5, 6], method="exact")
-    assert (r["rank_sum_x"], r["rank_sum_y"], r["U"], r["W"]) == (6, 15, 0, 15)
-    assert r["p"] == pytest.approx(2 / 20)          # 1 of C(6,3) = 20 orderings per tail
-    ra = S.rank_sum([1, 2, 3], [4, 5, 6])
-    assert ra["z"] == pytest.approx((15 - 3 * 7 / 2) / math.sqrt(9 / 12 * 7))
-
-
-def test_friedman_by_hand():
-    # ranks per block: [1,2,3], [1,2,3], [2,1,3] -> R = 4/3, 5/3, 3
-    table = [[0.9, 0.8, 0.7], [0.6, 0.5, 0.4], [0.7, 0.8, 0.1]]
-    r = S.friedman(table)
-    assert r["avg_ranks"] == pytest.approx([4 / 3, 5 / 3, 3])
-    chi2 = 12 * 3 / 12 * (16 / 9 + 25 / 9 + 81 / 9 - 12)
-    assert r["chi2"] == pytest.approx(chi2)
-    assert r["F"] == pytest.approx(2 * chi2 / (3 * 2 - chi2))
-    assert r["p_F"] == pytest.approx((1 + 2 * r["F"] / 4) ** -2)   # F(2, 4) survival
-    # lower-is-better metric (seconds) reverses the ranks; ties share the average rank
-    assert S.rank_matrix([[1.0, 1.0, 3.0]], higher_is_better=False).tolist() == [[1.5, 1.5, 3]]
-    # perfect agreement: F is infinite, p_F = 0
-    assert S.friedman([[3, 2, 1]] * 4)["p_F"] == 0.0
-
-
-def test_posthoc_vs_control_and_cliques():
-    R = pd.Series({"a": 1.2, "b": 2.0, "c": 3.1, "d": 3.7})
-    post = S.posthoc_vs_control(R, N=20, control="a")
-    se = math.sqrt(4 * 5 / (6 * 20))
-    assert post.loc["d", "z"] == pytest.approx(2.5 / se)
-    assert post.loc["d", "p"] == pytest.approx(2 * sps.norm.sf(2.5 / se))
-    assert np.isnan(post.loc["a", "p"])
-    assert post["p_adj"].dropna().tolist() == pytest.approx(
-        S.holm(post["p"].dropna().to_numpy()).tolist())
-    assert S.nemenyi_cliques(R, 1.0) == [["a", "b"], ["c", "d"]]        # b-c: 1.1 > CD
-    assert S.nemenyi_cliques(R, 2.0) == [["a", "b", "c"], ["b", "c", "d"]]
-
-
-# ----------------------------------------------------------------------------- scipy
-def _tables(rng):
-    for n in (5, 9, 12, 13, 16, 30, 60):
-        for rep in range(6):
-            x = rng.normal(size=n)
-            y = x + rng.normal(0.3, 1.0, size=n)
-            if n in (12, 13) and (rep % 2 or rep % 3 == 1):
-                continue        # scipy's permutation path takes seconds there; 5 and 9 cover it
-            if rep % 2:
-                x, y = np.round(x, 1), np.round(y, 1)      # ties
-            if rep % 3 == 1:
-                y[:2] = x[:2]                               # zero differences
-            yield x, y
-
-
-@pytest.mark.parametrize("zero_method", ["wilcox", "zsplit", "pratt"])
-def test_wilcoxon_matches_scipy(zero_method):
-    rng = np.random.default_rng(42)
-    n_cmp = 0
-    for x, y in _tables(rng):
-        for method in ("auto", "asymptotic"):
-            ref = sps.wilcoxon(x, y, zero_method=zero_method, method=method)
-            ours = S.wilcoxon_signed_rank(x, y, zero_method=zero_method, method=method)
-            assert ours["p"] == pytest.approx(ref.pvalue, abs=1e-8)
-            assert ours["T"] == pytest.approx(ref.statistic, abs=1e-9)
-            n_cmp += 1
-        d = x - y
-        if np.unique(np.abs(d)).size == d.size and not (d == 0).any():   # exact table
-            ref = sps.wilcoxon(x, y, zero_method=zero_method, method="exact")
-            ours = S.wilcoxon_signed_rank(x, y, zero_method=zero_method, method="exact")
-            assert ours["p"] == pytest.approx(ref.pvalue, abs=1e-8)
-    assert n_cmp == 2 * (5 * 6 + 2 * 2)
-
-
-def test_friedman_matches_scipy():
-    rng = np.random.default_rng(7)
-    for N in (3, 5, 14, 40):
-        for k in (3, 4, 7):
-            for ties in (False, True):
-                X = rng.normal(size=(N, k))
-                if ties:
-                    X = np.round(X)
-                ref = sps.friedmanchisquare(*X.T)
-                ours = S.friedman(X, tie_correction=True)
-                assert ours["chi2"] == pytest.approx(ref.statistic, rel=1e-10)
-                assert ours["p"] == pytest.approx(ref.pvalue, abs=1e-8)
-                if not ties:        # no ties: Demšar's formula equals scipy's
-                    assert S.friedman(X)["p"] == pytest.approx(ref.pvalue, abs=1e-8)
-
-
-def test_rank_sum_and_paired_t_match_scipy():
-    rng = np.random.default_rng(3)
-    for m, n in ((3, 4), (5, 5), (8, 6), (17, 17), (30, 25)):
-        for rep in range(4):
-            x, y = rng.normal(size=m), rng.normal(0.5, size=n)
-            if rep % 2:
-                x, y = np.round(x, 1), np.round(y, 1)
-            for cc in (False, True):
-                ref = sps.mannwhitneyu(x, y, method="asymptotic", use_continuity=cc)
-                assert S.rank_sum(x, y, correction=cc)["p"] == pytest.approx(ref.pvalue,
-                                                                             abs=1e-8)
-            if rep % 2 == 0:
-                ref = sps.mannwhitneyu(x, y, method="exact")
-                assert S.rank_sum(x, y, method="exact")["p"] == pytest.approx(ref.pvalue,
-                                                                              abs=1e-8)
-            if m == n:
-                assert S.paired_t(x, y)["p"] == pytest.approx(sps.ttest_rel(x, y).pvalue,
-                                                              abs=1e-12)
-
-
 # ----------------------------------------------------------------------------- run_stats
 @pytest.fixture(scope="module")
 def scores():
-    sc = S.synthetic_scores(0)
+    sc = synthetic_scores(0)
     # pca never ran on fox: must be reported, not dropped
     return sc[~((sc["dataset"] == "fox") & (sc["method"] == "pca+milr"))].reset_index(drop=True)
 
@@ -344,7 +471,7 @@ def test_run_stats_all_pairs_filter_groups_and_errors(scores):
 
 
 def test_run_stats_too_few_blocks_is_reported():
-    sc = S.synthetic_scores(1, datasets=("musk1",))
+    sc = synthetic_scores(1, datasets=("musk1",))
     res = S.run_stats(sc, [{"test": "friedman"}])
     assert res["friedman_accuracy"].iloc[0]["note"].startswith("not run: 1 complete block")
     assert res["friedman_accuracy_ranks"].empty

@@ -5,11 +5,13 @@ pass, in the spirit of scikit-learn's ``check_estimator``, for a researcher's ow
     check_mil_estimator(MyMIL())            # AssertionError naming every failed check
 
 Each check fits a fresh clone on a small seeded data set of bags (positives hold one shifted
-"witness" instance); the checks are named after what they require.
+"witness" instance); the checks are named after what they require.  Also the generators of
+the test suite: :func:`toy_bags` (bags) and :func:`synthetic_scores` (a scores table).
 """
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from sklearn.base import clone
 
 
@@ -27,6 +29,49 @@ def toy_bags(n_bags=30, d=4, seed=0, max_size=5, witness_shift=3.0, singletons=F
         bags.append(b)
         y.append(i % 2)
     return bags, np.array(y)
+
+
+def synthetic_scores(seed=0, datasets=("musk1", "musk2", "elephant", "fox", "tiger"),
+                     methods=None, repeats=2, folds=5, n_features=(None,),
+                     train_ratios=(np.nan,), experiment="demo"):
+    """A generated scores table in the ``scores.parquet`` schema (synthetic=True), used by
+    the tests and for trying the statistics/figures without running the pipeline.
+
+    ``methods``: list of (selector, classifier, effect) -- ``effect`` is added to the
+    accuracy/AUROC of that method (default: four methods of increasing strength).
+    ``n_features``: feature counts per selector run (None = all 100 features).
+    """
+    rng = np.random.default_rng(seed)
+    if methods is None:
+        methods = [("none", "milr", 0.0), ("pca", "milr", 0.01), ("relieff-mi", "milr", 0.03),
+                   ("midr", "milr", 0.06)]
+    rows = []
+    base = {d: 0.65 + 0.25 * rng.random() for d in datasets}
+    for d in datasets:
+        for ratio in train_ratios:
+            for sel, clf, eff in methods:
+                for nf in n_features:
+                    nfeat = 100 if nf is None else int(nf)
+                    label = f"{sel}" + ("" if nf is None else f"(n_features={nfeat})") + f"+{clf}"
+                    for rep in range(repeats):
+                        for fold in range(folds):
+                            r_eff = 0.0 if np.isnan(ratio) else 0.15 * (ratio - 0.3)
+                            f_eff = 0.0 if nf is None else -0.02 * abs(np.log(nfeat / 40.0))
+                            acc = base[d] + eff + r_eff + f_eff + rng.normal(0, 0.03)
+                            rows.append(dict(
+                                experiment=experiment, dataset=d, selector=sel,
+                                selector_params="{}" if nf is None else
+                                f'{{"n_features": {nfeat}}}',
+                                classifier=clf, classifier_params="{}", method=label,
+                                repeat=rep, fold=fold, train_ratio=ratio,
+                                accuracy=float(np.clip(acc, 0, 1)),
+                                auroc=float(np.clip(acc + 0.05 + rng.normal(0, 0.02), 0, 1)),
+                                fit_seconds=float((0.2 + 0.1 * len(sel)) * (1 + nfeat / 100)
+                                                  * rng.lognormal(0, 0.1)),
+                                predict_seconds=float(0.01 * rng.lognormal(0, 0.1)),
+                                n_features=nfeat, n_train=80, n_test=20, diagnostics="{}",
+                                synthetic=True, **{"sel.n_features": nfeat}))
+    return pd.DataFrame(rows)
 
 
 # the contract's data: 24 bags of 1-4 instances in 3 features
