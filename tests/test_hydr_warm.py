@@ -8,7 +8,9 @@ import pytest
 from joblib import parallel_config
 
 from milbench.classifiers.diverse_density import EMDD, WarmEMDD
+from milbench.classifiers.milr import MILR, WarmMILR, milr_loss_grad
 from milbench.classifiers.simple import MISimple
+from milbench.classifiers.warm import restrict
 from milbench.selectors.hydr import (HyDRMI, RefitEvaluator, _CachedFitness, _inner_folds,
                                      fitness_evaluator)
 
@@ -36,6 +38,33 @@ def test_warm_emdd_cold_fit_equals_reference_refit(kw):
         np.testing.assert_array_equal(pred, ref.predict(cols))
         np.testing.assert_array_equal(kept_cols, cols)
         assert hyp.shape == (3, 2, len(cols))
+
+
+@pytest.mark.parametrize("kw", [{"combine": "noisy-or"}, {"warm_start_si": True}])
+def test_warm_milr_cold_fit_equals_reference_refit(kw):
+    warm, ref, d = _evaluators(MILR(**kw))
+    assert isinstance(warm, WarmMILR) and isinstance(ref, RefitEvaluator)
+    rng = np.random.default_rng(1)
+    for _ in range(4):
+        cols = np.flatnonzero(rng.random(d) < 0.5)
+        np.testing.assert_array_equal(warm.predict_warm(cols, None)[0], ref.predict(cols))
+
+
+def test_warm_milr_reaches_the_cold_optimum_of_a_convex_loss():
+    """combine="geometric": the L2-penalised loss is strictly convex in (w, b), so L-BFGS from
+    the parent's restricted weights must reach the cold fit's minimum (the oracle)."""
+    clf = MILR(combine="geometric", tol=1e-9)
+    warm, _, _ = _evaluators(clf)
+    parent, child = np.array([0, 1, 2, 3, 6, 9]), np.array([0, 1, 3, 6, 9, 11])
+    _, source = warm.predict_warm(parent, None)
+    pred_w, (_, w_warm) = warm.predict_warm(child, source)
+    pred_c, (_, w_cold) = warm.predict_warm(child, None)
+    for f, (Xt, ot, yt, *_rest) in enumerate(warm.folds):
+        loss = [milr_loss_grad(w[f], Xt[:, child], ot, yt.astype(float), clf.C, clf.combine,
+                               clf.alpha)[0] for w in (w_warm, w_cold)]
+        assert loss[0] == pytest.approx(loss[1], rel=1e-9)
+        np.testing.assert_allclose(w_warm[f], w_cold[f], atol=1e-4)
+    np.testing.assert_array_equal(pred_w, pred_c)
 
 
 def test_warm_start_restricts_the_source_and_never_ends_worse_than_it():
@@ -122,3 +151,10 @@ def test_warm_start_off_by_default_and_ignored_without_a_hook():
     assert b.diagnostics_["hydr_warm_start"] == 0 and b.diagnostics_["hydr_fast_fitness"] == 1
     with pytest.raises(ValueError, match="warm_restarts"):
         HyDRMI(warm_start=True, warm_restarts=-1, **kw).fit(bags, y)
+
+
+def test_restrict_carries_shared_columns_and_fills_new_ones():
+    vals, shared = restrict([1, 4, 7], np.array([[10., 40., 70.], [1., 4., 7.]]), [0, 4, 7, 9],
+                            fill=-1.0)
+    np.testing.assert_array_equal(shared, [False, True, True, False])
+    np.testing.assert_array_equal(vals, [[-1, 40, 70, -1], [-1, 4, 7, -1]])

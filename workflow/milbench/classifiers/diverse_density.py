@@ -40,6 +40,7 @@ from sklearn.utils.metaestimators import available_if
 
 from ..bags import stack
 from ..base import MILClassifier
+from .warm import restrict
 
 LN2 = float(np.log(2.0))
 _DMIN = 1e-10          # clamp on scaled squared distances (p ≤ 1 − 1e-10)
@@ -593,11 +594,7 @@ class WarmEMDD:
 
     def _warm_start(self, source, f, cols, Xs, n_pos):
         """The source's fold-``f`` hypothesis on ``cols`` (scale a, offset c = a·t)."""
-        src_cols, H = source
-        at = np.minimum(np.searchsorted(src_cols, cols), len(src_cols) - 1)
-        shared = src_cols[at] == cols
-        a = np.where(shared, H[f, 0, at], 0.0)
-        c = np.where(shared, H[f, 1, at], 0.0)
+        (a, c), shared = restrict(source[0], source[1][f], cols)
         x = Xs[int(np.argmin(scaled_sq_dists(Xs[:n_pos], a[None], c[None])[0]))]
         s0 = float(self.clf.scale_init)
         return np.where(shared, a, s0), np.where(shared, c, s0 * x)
