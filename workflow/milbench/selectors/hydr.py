@@ -244,12 +244,12 @@ def _fitness_chunk(evaluator, y_val, masks, sources=None):
 class _CachedFitness:
     """Chromosome -> fitness with a cache shared by all GA runs and joblib-parallel scoring.
 
-    Warm starts (an evaluator with ``predict_warm``): the state of every evaluated chromosome
-    is kept; a new chromosome starts from the state of the closest (Hamming distance; ties:
-    fitter, then first seen) chromosome that appeared earlier in the same GA run
-    (:meth:`new_run`) -- its parents and their ancestors among them.  Sources are fixed before
-    a generation is scored and states are stored after it, so results do not depend on the
-    order or parallelism of evaluations within a generation."""
+    Warm starts (an evaluator with ``predict_warm``): the state (fitted model) of every
+    chromosome evaluated in the current GA run (:meth:`new_run`) is kept; a new chromosome
+    starts from the state of the closest (Hamming distance; ties: fitter, then first seen) of
+    them that appeared in an earlier generation of the run -- its parents among them.  Sources
+    are fixed before a generation is scored and states are stored after it, so results do not
+    depend on the order or parallelism of evaluations within a generation."""
 
     def __init__(self, evaluator, y_val, parallel, n_workers):
         self.args = (evaluator, y_val)
@@ -257,12 +257,13 @@ class _CachedFitness:
         self.cache = {}
         self.n_evaluations = self.n_hits = self.n_failed = 0
         self.warm = hasattr(evaluator, "predict_warm")
-        self.states, self.n_warm = {}, 0
+        self.n_warm = 0
         self.new_run()
 
     def new_run(self):
-        """Warm starts come only from chromosomes of the current GA run."""
-        self.pool_keys, self.pool, self.pool_set = [], [], set()
+        """Warm starts come only from chromosomes evaluated in the current GA run (the states
+        of earlier runs are dropped: memory stays bounded by one run)."""
+        self.states, self.pool_keys, self.pool, self.pool_set = {}, [], [], set()
 
     def _sources(self, masks):
         """Each mask's warm-start state (None when this run has none yet)."""
