@@ -21,10 +21,27 @@ select the same subset.
 MI-Simple (tree) for the GA and the final model, REDUCED GA (``--population`` 50,
 ``--generations`` 20, one seed), with the selected subset sizes and the selector's CPU.
 
+``--warm``: warm starts (issue #17 item 2) of the ``--classifiers`` that have them (emdd, milr),
+measured on GA runs rather than on a fixed chromosome list (a warm fit depends on the run's
+history): one HyDR-MI GA (``--population``, ``--generations``, one seed) on the elephant
+training part above per ``--settings`` entry -- ``cold`` (warm_start False, the reference) or
+``warmN`` (warm_start True, N data-driven EM-DD restarts added to the warm start) -- with its
+distinct evaluations, CPU per evaluation and best inner fitness; per paper GA run = CPU per
+evaluation x the paper-size run's evaluations (the MI-Simple-driven run above).
+
+``--warm-study``: the outer ``--outer``-fold CV test accuracy of HyDR-MI + EM-DD (the GA's and
+the final classifier) per ``--settings`` entry on ``--datasets`` (elephant, musk1), REDUCED GA
+(``--population``, ``--generations``, one seed), with subset sizes, inner fitness,
+evaluations and the selector's CPU.
+
 Usage: python benchmarks/bench_hydr_ga.py [--data ../shared/data] [--evals 200]
        [--classifiers mi-simple mi-wrapper emdd mi-boost citation-knn] [--fitness cv]
        [--full-run]
        python benchmarks/bench_hydr_ga.py --fitness-study [--population 50] [--generations 20]
+       python benchmarks/bench_hydr_ga.py --warm --classifiers emdd milr [--population 20]
+           [--generations 10] [--settings cold warm2 warm0]
+       python benchmarks/bench_hydr_ga.py --warm-study [--outer 5] [--datasets musk1]
+           [--settings cold warm2 warm0]
 """
 from __future__ import annotations
 
@@ -45,7 +62,9 @@ CLASSIFIERS = {
     "mi-boost": ({"name": "mi-boost", "estimator": "tree", "estimator_params": {"max_depth": 3}},
                  0.1),
     "citation-knn": ({"name": "citation-knn", "references": 2, "citers": 4}, 0.1),
+    "milr": ({"name": "milr", "combine": "noisy-or"}, 0.2),
 }
+WARM = ("emdd", "milr")          # classifiers with a warm_fitness_evaluator hook
 
 
 def setup(data, fitness):
@@ -96,43 +115,129 @@ def full_runs(data, names, fitness):
               f"same {len(cpu[True][1])} features selected)")
 
 
-def fitness_study(data, population, generations, datasets=("elephant", "musk1")):
+def outer_cv(name, data, n_folds, make_selector, make_clf):
+    """Outer ``n_folds``-fold CV of min-max scaling + ``make_selector(fold)`` + ``make_clf()``:
+    mean test accuracy, AUROC, #features, inner fitness, GA evaluations; total selector CPU."""
+    from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import StratifiedKFold
 
-    from milbench.classifiers.simple import MISimple
     from milbench.pipeline import MILPipeline
     from milbench.preprocessing import BagScaler
-    from milbench.selectors.hydr import HyDRMI
     from milbench.sources import load_dataset
+
+    bags = load_dataset(name, data)
+    rows, cpu = [], 0.0
+    for f, (tr, te) in enumerate(StratifiedKFold(n_folds, shuffle=True, random_state=0)
+                                 .split(np.zeros(len(bags)), bags.labels)):
+        train, test = bags.subset(tr), bags.subset(te)
+        sel = make_selector(f)
+        pipe = MILPipeline([("scale", BagScaler("minmax")), ("select", sel),
+                            ("clf", make_clf())])
+        Z = pipe[:1].fit_transform(train, train.labels)
+        t = time.process_time()
+        sel.fit(Z, train.labels)
+        cpu += time.process_time() - t
+        pipe[2].fit(sel.transform(Z), train.labels)
+        rows.append((np.mean(pipe.predict(test) == test.labels),
+                     roc_auc_score(test.labels, pipe.decision_function(test)),
+                     len(sel.support_), sel.best_fitness_, sel.n_evaluations_))
+    return (*np.mean(rows, axis=0), cpu)
+
+
+STUDY_HEADER = (f"{'accuracy':>9}{'auroc':>8}{'features':>9}{'inner fitness':>14}"
+                f"{'evaluations':>12}{'selector CPU s':>15}")
+
+
+def study_row(acc, auc, n_feat, inner, n_eval, cpu):
+    return f"{acc:>9.3f}{auc:>8.3f}{n_feat:>9.1f}{inner:>14.3f}{n_eval:>12.1f}{cpu:>15.1f}"
+
+
+def fitness_study(data, population, generations, datasets=("elephant", "musk1")):
+    from milbench.classifiers.simple import MISimple
+    from milbench.selectors.hydr import HyDRMI
 
     print(f"HyDR-MI + MI-Simple(tree), outer 10-fold CV, GA population {population}, "
           f"{generations} generations, 1 seed")
-    print(f"{'dataset':<10}{'fitness':<8}{'accuracy':>9}{'auroc':>8}{'features':>9}"
-          f"{'inner fitness':>14}{'selector CPU s':>15}")
-    from sklearn.metrics import roc_auc_score
+    print(f"{'dataset':<10}{'fitness':<8}" + STUDY_HEADER)
     for name in datasets:
-        bags = load_dataset(name, data)
         percent = 0.7 if name.startswith("musk") else 0.5
-        cv = list(StratifiedKFold(10, shuffle=True, random_state=0)
-                  .split(np.zeros(len(bags)), bags.labels))
         for fitness in ("cv", "train"):
-            acc, auc, n_feat, inner, cpu = [], [], [], [], 0.0
-            for f, (tr, te) in enumerate(cv):
-                train, test = bags.subset(tr), bags.subset(te)
-                sel = HyDRMI(classifier=MISimple(estimator="tree"), percent=percent,
-                             population_size=population, n_generations=generations,
-                             n_seeds=1, fitness=fitness, random_state=f)
-                pipe = MILPipeline([("scale", BagScaler("minmax")), ("select", sel),
-                                    ("clf", MISimple(estimator="tree", random_state=0))])
-                t = time.process_time()
-                pipe.fit(train, train.labels)
-                cpu += time.process_time() - t
-                acc.append(np.mean(pipe.predict(test) == test.labels))
-                auc.append(roc_auc_score(test.labels, pipe.decision_function(test)))
-                n_feat.append(len(sel.support_))
-                inner.append(sel.best_fitness_)
-            print(f"{name:<10}{fitness:<8}{np.mean(acc):>9.3f}{np.mean(auc):>8.3f}"
-                  f"{np.mean(n_feat):>9.1f}{np.mean(inner):>14.3f}{cpu:>15.1f}")
+            res = outer_cv(name, data, 10, lambda f: HyDRMI(
+                classifier=MISimple(estimator="tree"), percent=percent,
+                population_size=population, n_generations=generations, n_seeds=1,
+                fitness=fitness, random_state=f), lambda: MISimple(estimator="tree",
+                                                                   random_state=0))
+            print(f"{name:<10}{fitness:<8}" + study_row(*res))
+
+
+def parse_setting(setting):
+    """"cold" -> warm_start False; "warmN" -> warm_start True, N warm restarts."""
+    if setting == "cold":
+        return {"warm_start": False}
+    if setting.startswith("warm") and setting[4:].isdigit():
+        return {"warm_start": True, "warm_restarts": int(setting[4:])}
+    raise SystemExit(f"--settings: 'cold' or 'warm<restarts>' (e.g. warm2), got {setting!r}")
+
+
+def warm_study(data, population, generations, n_folds, settings, datasets):
+    from milbench.classifiers.diverse_density import EMDD
+    from milbench.selectors.hydr import HyDRMI
+
+    print(f"HyDR-MI + EM-DD, outer {n_folds}-fold CV, GA population {population}, "
+          f"{generations} generations, 1 seed")
+    print(f"{'dataset':<10}{'setting':<8}" + STUDY_HEADER, flush=True)
+    for name in datasets:
+        percent = 0.7 if name.startswith("musk") else 0.5
+        for setting in settings:
+            res = outer_cv(name, data, n_folds, lambda f: HyDRMI(
+                classifier={"name": "emdd"}, percent=percent, population_size=population,
+                n_generations=generations, n_seeds=1, random_state=f,
+                **parse_setting(setting)), lambda: EMDD(random_state=0))
+            print(f"{name:<10}{setting:<8}" + study_row(*res), flush=True)
+
+
+def warm_runs(data, names, population, generations, settings, n_run):
+    """One HyDR-MI GA per classifier on the elephant training part, cold vs warm."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from milbench.preprocessing import BagScaler
+    from milbench.sources import load_dataset
+
+    bags = load_dataset("elephant", data)
+    tr, _ = next(StratifiedKFold(10, shuffle=True, random_state=0)
+                 .split(np.zeros(len(bags)), bags.labels))
+    train = BagScaler("minmax").fit_transform(bags.subset(tr))
+    print(f"HyDR-MI GA (population {population}, {generations} generations, 1 seed):")
+    print(f"{'classifier':<11}{'setting':<8}{'evals':>6}{'warm evals':>11}{'CPU s':>8}"
+          f"{'ms/eval':>9}{'best fitness':>13}{'features':>9}{'s/paper GA run':>16}", flush=True)
+    for name in names:
+        warm_pair(CLASSIFIERS[name][0], name, train, population, generations, settings, n_run)
+
+
+def warm_pair(spec, name, train, population, generations, settings, n_run):
+    from milbench.selectors.hydr import HyDRMI
+
+    per_eval = {}
+    for setting in settings:
+        sel = HyDRMI(classifier=spec, percent=0.5, population_size=population,
+                     n_generations=generations, n_seeds=1, random_state=0,
+                     **parse_setting(setting))
+        t = time.process_time()
+        sel._relieff(int(sel._seeds()[1])).fit(train, train.labels)
+        relieff = time.process_time() - t
+        t = time.process_time()
+        sel.fit(train, train.labels)
+        cpu = time.process_time() - t - relieff              # the GA's share
+        d = sel.diagnostics_
+        per_eval[setting] = cpu / d["hydr_evaluations"]
+        print(f"{name:<11}{setting:<8}{d['hydr_evaluations']:>6}"
+              f"{d['hydr_warm_evaluations']:>11}{cpu:>8.1f}{per_eval[setting] * 1e3:>9.1f}"
+              f"{sel.best_fitness_:>13.3f}"
+              f"{len(sel.support_):>9}{per_eval[setting] * n_run:>16.0f}", flush=True)
+    if "cold" in per_eval:
+        print(f"{name}: CPU per evaluation, cold / " + ", ".join(
+            f"{k}: {per_eval['cold'] / v:.2f}" for k, v in per_eval.items() if k != "cold"),
+            flush=True)
 
 
 def main():
@@ -145,9 +250,17 @@ def main():
     ap.add_argument("--full-run", action="store_true")
     ap.add_argument("--population", type=int, default=50)
     ap.add_argument("--generations", type=int, default=20)
+    ap.add_argument("--warm", action="store_true")
+    ap.add_argument("--warm-study", action="store_true")
+    ap.add_argument("--settings", nargs="+", default=["cold", "warm2", "warm0"])
+    ap.add_argument("--outer", type=int, default=10)
+    ap.add_argument("--datasets", nargs="*", default=["elephant", "musk1"])
     args = ap.parse_args()
     if args.fitness_study:
-        return fitness_study(args.data, args.population, args.generations)
+        return fitness_study(args.data, args.population, args.generations, args.datasets)
+    if args.warm_study:
+        return warm_study(args.data, args.population, args.generations, args.outer,
+                          args.settings, args.datasets)
 
     from milbench.selectors.hydr import (RefitEvaluator, _CachedFitness, fitness_evaluator,
                                          genetic_search)
@@ -178,9 +291,9 @@ def main():
     print(f"one GA run (population 100, 50 generations): {n_run} distinct evaluations, "
           f"{cached.n_hits} cache hits; MI-Simple(tree) fast path {ga_cpu:.1f} s CPU in total")
 
-    print(f"{'classifier':<14}{'evals':>6}{'ref ms/eval':>13}{'fast ms/eval':>14}{'ratio':>7}"
+    print("" if args.warm else f"{'classifier':<14}{'evals':>6}{'ref ms/eval':>13}{'fast ms/eval':>14}{'ratio':>7}"
           f"{'ref s/GA run':>14}{'fast s/GA run':>15}")
-    for name in args.classifiers:
+    for name in [] if args.warm else args.classifiers:
         spec, share = CLASSIFIERS[name]
         clf = hydr.set_params(classifier=spec)._make_classifier(int(seeds[0]))
         masks = seen[:max(3, int(args.evals * share))]
@@ -199,6 +312,9 @@ def main():
         print(f"{name:<14}{len(masks):>6}{r * 1e3:>13.2f}"
               f"{(f'{f * 1e3:.2f}' if has_fast else 'none'):>14}{r / f:>7.2f}"
               f"{r * n_run:>14.1f}{f * n_run:>15.1f}")
+    if args.warm:
+        return warm_runs(args.data, [n for n in args.classifiers if n in WARM],
+                         args.population, args.generations, args.settings, n_run)
     if args.full_run:
         full_runs(args.data, [n for n in args.classifiers if n in ("mi-simple", "mi-wrapper")],
                   args.fitness)

@@ -40,6 +40,7 @@ from sklearn.utils.metaestimators import available_if
 
 from ..bags import stack
 from ..base import MILClassifier
+from .warm import restrict
 
 LN2 = float(np.log(2.0))
 _DMIN = 1e-10          # clamp on scaled squared distances (p ≤ 1 − 1e-10)
@@ -208,6 +209,20 @@ def best_thresholds(scores, y01, weights=None, ends=True, prefer=None):
     return best[:, 0], thr[np.arange(R), pick]
 
 
+def bag_log_prob(X, off, scale, offset, rule):
+    """(1, n_bags) log P_i of the concept d = Σ_k (scale_k x_k − offset_k)² on stacked bags
+    (instances ``X``, bag ``off``sets) under the bag rule ("max", "mean" or "noisy-or")."""
+    D = np.maximum(scaled_sq_dists(X, scale[None, :], offset[None, :]), _DMIN)
+    if rule == "max":
+        return -np.minimum.reduceat(D, off[:-1], axis=1)
+    if rule == "mean":
+        return seg_logsumexp(-D, off) - np.log(np.diff(off))
+    if rule == "noisy-or":
+        a = -np.add.reduceat(log1mexp(D), off[:-1], axis=1)
+        return np.where(a > 1e-8, log1mexp(np.maximum(a, 1e-300)), seg_logsumexp(-D, off))
+    raise ValueError(f"unknown bag rule {rule!r}")
+
+
 # ----------------------------------------------------------------------------- shared base
 def _threshold_is_half(est):
     t = est.threshold
@@ -276,17 +291,7 @@ class _DDBase(MILClassifier):
 
     def _bag_log_prob(self, bags, rule=None):
         """(1, n_bags) log P_i of the fitted concept under the bag rule."""
-        X, off = stack(bags)
-        D = np.maximum(scaled_sq_dists(X, self.scale_[None, :], self.offset_[None, :]), _DMIN)
-        rule = rule or self._bag_rule
-        if rule == "max":
-            return -np.minimum.reduceat(D, off[:-1], axis=1)
-        if rule == "mean":
-            return seg_logsumexp(-D, off) - np.log(np.diff(off))
-        if rule == "noisy-or":
-            a = -np.add.reduceat(log1mexp(D), off[:-1], axis=1)
-            return np.where(a > 1e-8, log1mexp(np.maximum(a, 1e-300)), seg_logsumexp(-D, off))
-        raise ValueError(f"unknown bag rule {rule!r}")
+        return bag_log_prob(*stack(bags), self.scale_, self.offset_, rule or self._bag_rule)
 
     def _set_threshold(self, bags, y01):
         scores = self._bag_log_prob(bags)
@@ -477,22 +482,18 @@ class EMDD(_DDBase):
         nldd = dmin[:, ypos].sum(axis=1) - log1mexp(dmin[:, ~ypos]).sum(axis=1)
         return idx, nldd, dmin
 
-    def _fit(self, bags, y01):
-        self._check_threshold()
+    def _check_select(self):
         if self.select not in ("error", "nldd"):
             raise ValueError(f"select must be 'error' or 'nldd', got {self.select!r}")
-        rng = np.random.default_rng(self.random_state)
-        Xs, po, no, mu, sd = self._layout(bags, y01)
-        X2 = Xs * Xs
-        off = np.concatenate([po, po[-1] + no[1:]])
-        ypos = np.arange(len(off) - 1) < len(po) - 1
-        y_lay = ypos.astype(int)
-        P = self._starts(Xs, po, rng)
-        A = np.full_like(P, float(self.scale_init))           # scales a and offsets c = a·t
-        Bo = A * P
+
+    def _em(self, Xs, X2, off, ypos, A, Bo):
+        """EM from the stacked starting hypotheses (A = scales, Bo = offsets c = a·t, each
+        (R, d)) on standardised instances ``Xs`` in layout order (positive bags first).
+        Returns (A, Bo, nldd, dmin, n_em, lbfgs_iterations), one row per start."""
+        A, Bo = A.copy(), Bo.copy()
         idx, nldd, dmin = self._estep(Xs, X2, off, ypos, A, Bo)
-        n_em = np.zeros(len(P), dtype=int)
-        active = np.ones(len(P), dtype=bool)
+        n_em = np.zeros(len(A), dtype=int)
+        active = np.ones(len(A), dtype=bool)
         lbfgs_its = 0
         for _ in range(int(self.max_em_iter)):
             act = np.flatnonzero(active)
@@ -513,16 +514,39 @@ class EMDD(_DDBase):
             nldd[upd], dmin[upd] = nldd_n[better], dmin_n[better]
             n_em[upd] += 1
             active[act[~better]] = False
+        return A, Bo, nldd, dmin, n_em, lbfgs_its
+
+    def _select(self, nldd, dmin, ypos):
+        """The kept start (``select``) and every start's (training accuracy, log-threshold)."""
         scores = -dmin                                      # log max_j p_ij, (R, B) layout order
         if self.threshold == "train":
-            acc, thr = best_thresholds(scores, y_lay, prefer=np.log(0.5))
+            acc, thr = best_thresholds(scores, ypos.astype(int), prefer=np.log(0.5))
         else:
-            thr = np.full(len(P), np.log(self.threshold))
+            thr = np.full(len(nldd), np.log(self.threshold))
             acc = np.mean((scores > thr[:, None]) == ypos[None, :], axis=1)
         if self.select == "error":
             best = int(np.lexsort((nldd, -acc))[0])
         else:
             best = int(np.argmin(nldd))
+        return best, acc, thr
+
+    @staticmethod
+    def _layout_index(po, no):
+        """Bag offsets of the whole layout and the positive-bag mask."""
+        off = np.concatenate([po, po[-1] + no[1:]])
+        return off, np.arange(len(off) - 1) < len(po) - 1
+
+    def _fit(self, bags, y01):
+        self._check_threshold()
+        self._check_select()
+        rng = np.random.default_rng(self.random_state)
+        Xs, po, no, mu, sd = self._layout(bags, y01)
+        X2 = Xs * Xs
+        off, ypos = self._layout_index(po, no)
+        P = self._starts(Xs, po, rng)
+        A = np.full_like(P, float(self.scale_init))           # scales a and offsets c = a·t
+        A, Bo, nldd, dmin, n_em, lbfgs_its = self._em(Xs, X2, off, ypos, A, A * P)
+        best, acc, thr = self._select(nldd, dmin, ypos)
         self._fold(A[best], Bo[best], mu, sd)
         self.log_threshold_ = float(thr[best])
         self.nldd_ = float(nldd[best])
@@ -532,3 +556,66 @@ class EMDD(_DDBase):
                              "mean_em_iterations": float(n_em.mean()),
                              "lbfgs_iterations": int(lbfgs_its),
                              "log_threshold": self.log_threshold_}
+
+    def warm_fitness_evaluator(self, X, offsets, y, folds, restarts=2):
+        """HyDR-MI's warm-started subset fitness (issue #17): a :class:`WarmEMDD` on the inner
+        ``folds``; None when ``random_state`` is neither None nor an int (shared state)."""
+        if not (self.random_state is None or isinstance(self.random_state, (int, np.integer))):
+            return None
+        self._check_threshold()
+        self._check_select()
+        return WarmEMDD(self, X, offsets, y, folds, restarts)
+
+
+class WarmEMDD:
+    """EM-DD fitness of feature subsets on HyDR-MI's inner folds, with warm starts.
+
+    Each fold's training bags are laid out and standardised once for all features (a subset's
+    standardisation is those columns).  ``predict_warm(cols, None)`` is the cold fit: every
+    data-driven start, the same predictions as refitting :class:`EMDD` on the subset.
+    ``predict_warm(cols, source)``, ``source`` being the state returned for a related subset,
+    runs EM per fold from the source's fitted hypothesis restricted to ``cols`` -- a feature the
+    source lacked starts at the value of the positive instance nearest to that hypothesis (on
+    the shared features) with scale ``scale_init``, as a data-driven start would -- plus
+    ``restarts`` of the data-driven starts (a random draw from them, seeded like the cold fit);
+    ``select`` keeps one start as in :meth:`EMDD.fit`.  Returns (pooled 0/1 predictions on the
+    validation bags, state = (cols, (n_folds, 2, len(cols)) kept scales and offsets)).
+    """
+
+    def __init__(self, clf, X, offsets, y, folds, restarts=2):
+        self.clf, self.restarts = clf, int(restarts)
+        y = np.asarray(y).astype(int)
+        bags = np.split(np.asarray(X, dtype=float), offsets[1:-1])
+        self.folds = []
+        for tr, va in folds:
+            Xs, po, no, mu, sd = clf._layout([bags[i] for i in tr], y[tr])
+            off, ypos = clf._layout_index(po, no)
+            self.folds.append((Xs, po, off, ypos, mu, sd, *stack([bags[i] for i in va])))
+
+    def _warm_start(self, source, f, cols, Xs, n_pos):
+        """The source's fold-``f`` hypothesis on ``cols`` (scale a, offset c = a·t)."""
+        (a, c), shared = restrict(source[0], source[1][f], cols)
+        x = Xs[int(np.argmin(scaled_sq_dists(Xs[:n_pos], a[None], c[None])[0]))]
+        s0 = float(self.clf.scale_init)
+        return np.where(shared, a, s0), np.where(shared, c, s0 * x)
+
+    def predict_warm(self, cols, source=None):
+        clf, cols = self.clf, np.asarray(cols)
+        preds, kept = [], []
+        for f, (Xs_all, po, off, ypos, mu, sd, Xv, ov) in enumerate(self.folds):
+            Xs = Xs_all[:, cols]
+            rng = np.random.default_rng(clf.random_state)
+            P = clf._starts(Xs, po, rng)
+            A0 = np.full_like(P, float(clf.scale_init))
+            B0 = A0 * P
+            if source is not None:
+                pick = np.sort(rng.choice(len(P), size=min(self.restarts, len(P)), replace=False))
+                a, c = self._warm_start(source, f, cols, Xs, po[-1])
+                A0, B0 = np.vstack([a, A0[pick]]), np.vstack([c, B0[pick]])
+            A, Bo, nldd, dmin, _, _ = clf._em(Xs, Xs * Xs, off, ypos, A0, B0)
+            best, _, thr = clf._select(nldd, dmin, ypos)
+            scale = A[best] / sd[cols]
+            logp = bag_log_prob(Xv[:, cols], ov, scale, Bo[best] + scale * mu[cols], "max")[0]
+            preds.append(logp - float(thr[best]) > 0)
+            kept.append((A[best], Bo[best]))
+        return np.concatenate(preds), (cols, np.array(kept))

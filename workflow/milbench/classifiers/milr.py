@@ -20,6 +20,7 @@ from scipy.special import expit, log_expit
 
 from ..bags import segment_reduce, segment_softmax_weights, stack
 from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options
+from .warm import restrict
 
 COMBINE = ("softmax", "noisy-or", "mean", "geometric")
 _EPS = 1e-12
@@ -39,6 +40,12 @@ def bag_probability(z, offsets, combine, alpha=3.5):
     if combine == "softmax":
         return segment_reduce(p * segment_softmax_weights(p, offsets, alpha), offsets, np.add)
     raise ValueError(f"combine must be one of {COMBINE}, got {combine!r}")
+
+
+def bag_logit(P):
+    """Bag scores log P − log(1 − P) (> 0: positive), P clipped away from 0 and 1."""
+    P = np.clip(P, _EPS, 1 - _EPS)
+    return np.log(P) - np.log1p(-P)
 
 
 def milr_loss_grad(theta, X, offsets, y, C, combine, alpha, fit_intercept=True):
@@ -108,8 +115,9 @@ class MILR(MILClassifier):
         self.tol = tol
         self.warm_start_si = warm_start_si
 
-    def _fit(self, bags, y):
-        X, offsets = stack(bags)
+    def _theta0(self, X, offsets, y):
+        """The starting (w, b): zeros, or single-instance logistic regression's
+        (``warm_start_si``)."""
         d = X.shape[1]
         theta0 = np.zeros(d + int(self.fit_intercept))
         if self.warm_start_si:
@@ -119,10 +127,18 @@ class MILR(MILClassifier):
             theta0[:d] = lr.coef_[0]
             if self.fit_intercept:
                 theta0[d] = lr.intercept_[0]
-        res = minimize(milr_loss_grad, theta0, jac=True, method="L-BFGS-B",
-                       args=(X, offsets, y.astype(float), self.C, self.combine, self.alpha,
-                             self.fit_intercept),
-                       options={"maxiter": self.max_iter, "gtol": self.tol})
+        return theta0
+
+    def _solve(self, X, offsets, y, theta0):
+        return minimize(milr_loss_grad, theta0, jac=True, method="L-BFGS-B",
+                        args=(X, offsets, y.astype(float), self.C, self.combine, self.alpha,
+                              self.fit_intercept),
+                        options={"maxiter": self.max_iter, "gtol": self.tol})
+
+    def _fit(self, bags, y):
+        X, offsets = stack(bags)
+        d = X.shape[1]
+        res = self._solve(X, offsets, y, self._theta0(X, offsets, y))
         self.coef_ = res.x[:d]
         self.intercept_ = res.x[d] if self.fit_intercept else 0.0
         self.n_iter_ = int(res.nit)
@@ -139,9 +155,47 @@ class MILR(MILClassifier):
         return bag_probability(X @ self.coef_ + self.intercept_, offsets, self.combine, self.alpha)
 
     def _decision(self, bags):
-        P = np.clip(self._bag_probability(bags), _EPS, 1 - _EPS)
-        return np.log(P) - np.log1p(-P)
+        return bag_logit(self._bag_probability(bags))
 
     def predict_proba(self, X):
         P = self._bag_probability(self._check_predict_input(X))
         return np.column_stack([1 - P, P])
+
+    def warm_fitness_evaluator(self, X, offsets, y, folds, restarts=0):
+        """HyDR-MI's warm-started subset fitness (issue #17): :class:`WarmMILR` on the inner
+        ``folds`` (one start: ``restarts`` is not used)."""
+        return WarmMILR(self, X, offsets, y, folds)
+
+
+class WarmMILR:
+    """MILR fitness of feature subsets on HyDR-MI's inner folds, with warm starts.
+
+    ``predict_warm(cols, None)`` fits from the usual start (the same predictions as refitting
+    :class:`MILR` on the subset); ``predict_warm(cols, source)`` starts L-BFGS from the fold's
+    weights fitted for the related subset ``source`` restricted to ``cols`` (a new feature's
+    weight 0, the intercept kept).  Returns (pooled 0/1 predictions on the validation bags,
+    state = (cols, (n_folds, len(cols) + 1) weights and intercepts))."""
+
+    def __init__(self, clf, X, offsets, y, folds):
+        self.clf = clf
+        y = np.asarray(y).astype(int)
+        bags = np.split(np.asarray(X, dtype=float), offsets[1:-1])
+        self.folds = [(*stack([bags[i] for i in tr]), y[tr], *stack([bags[i] for i in va]))
+                      for tr, va in folds]
+
+    def predict_warm(self, cols, source=None):
+        clf, cols = self.clf, np.asarray(cols)
+        preds, kept = [], []
+        for f, (Xt, ot, yt, Xv, ov) in enumerate(self.folds):
+            Xc = Xt[:, cols]
+            if source is None:
+                theta0 = clf._theta0(Xc, ot, yt)
+            else:
+                w, _ = restrict(source[0], source[1][f, :-1], cols)
+                theta0 = np.append(w, source[1][f, -1])[:len(cols) + int(clf.fit_intercept)]
+            theta = clf._solve(Xc, ot, yt, theta0).x
+            b = theta[len(cols)] if clf.fit_intercept else 0.0
+            P = bag_probability(Xv[:, cols] @ theta[:len(cols)] + b, ov, clf.combine, clf.alpha)
+            preds.append(bag_logit(P) > 0)
+            kept.append(np.append(theta[:len(cols)], b))
+        return np.concatenate(preds), (cols, np.array(kept))

@@ -45,6 +45,15 @@ Readings of the paper / JCLEC and departures (documented choices):
   MI-Wrapper), which precomputes per inner fold what every chromosome reuses and scores a
   subset by column selection; its fitness equals the reference refit path's
   (:class:`RefitEvaluator`, ``fast_fitness=False``) for every chromosome (tested).
+* Warm starts (``warm_start=True``, off by default; issue #17): an iterative classifier with a
+  ``warm_fitness_evaluator`` hook (EM-DD, MILR) fits a new chromosome, on each inner fold, from
+  the model it kept for the closest chromosome (Hamming distance) met earlier in the same GA run
+  -- restricted to the child's features, new features started from the data (EM-DD: a positive
+  instance's value, scale 1; MILR: weight 0) -- plus, for EM-DD, only ``warm_restarts`` of its
+  usual starting points.  A run's first population is fitted cold
+  (every start, as the reference).  The fitness then depends on the run's history, not only on
+  the subset, so it is a departure from the paper (faster, measured in
+  benchmarks/bench_hydr_ga.py); it stays deterministic and independent of ``n_jobs``.
 * Fitness evaluations are independent: each generation's *new* chromosomes are scored in
   parallel (joblib, ``n_jobs``) and every chromosome's fitness is cached (shared across seeds),
   so results do not depend on ``n_jobs``.  A classifier error on a subset gives fitness 0 and is
@@ -180,46 +189,91 @@ class RefitEvaluator:
 _FIT_PATH = ("fit", "predict", "decision_function", "_fit", "_decision")
 
 
-def fitness_evaluator(classifier, X, offsets, y, folds, fast=True):
+def _hook(classifier, name):
+    """The classifier's bound hook ``name``, unless a subclass overrides the fit / predict path
+    of the class defining it (then the hook is not inherited)."""
+    cls = type(classifier)
+    owner = next((c for c in cls.__mro__ if name in vars(c)), None)
+    if owner is None or any(getattr(cls, m, None) is not getattr(owner, m, None)
+                            for m in _FIT_PATH):
+        return None
+    validate_params(classifier)              # what the reference path checks on every fit
+    return getattr(classifier, name)
+
+
+def fitness_evaluator(classifier, X, offsets, y, folds, fast=True, warm_restarts=None):
     """The classifier's own subset evaluator (its optional ``fitness_evaluator(X, offsets, y,
     folds)`` hook: an object whose ``predict(cols)`` equals :class:`RefitEvaluator`'s), else the
-    reference :class:`RefitEvaluator`.  A subclass that overrides the fit / predict path of the
-    class defining the hook does not inherit it."""
-    cls = type(classifier)
-    owner = next((c for c in cls.__mro__ if "fitness_evaluator" in vars(c)), None)
-    if fast and owner is not None and all(getattr(cls, m, None) is getattr(owner, m, None)
-                                          for m in _FIT_PATH):
-        validate_params(classifier)          # what the reference path checks on every fit
-        ev = classifier.fitness_evaluator(X, offsets, y, folds)
+    reference :class:`RefitEvaluator`.  With ``warm_restarts`` (an int), first its optional
+    ``warm_fitness_evaluator(X, offsets, y, folds, warm_restarts)`` hook: an object whose
+    ``predict_warm(cols, source)`` returns (predictions, state) and starts from ``source``, the
+    state of a related subset (None: a cold fit).  A subclass that overrides the fit / predict
+    path of the class defining a hook does not inherit it."""
+    hooks = [("warm_fitness_evaluator", (warm_restarts,))] if warm_restarts is not None else []
+    if fast:
+        hooks.append(("fitness_evaluator", ()))
+    for name, extra in hooks:
+        hook = _hook(classifier, name)
+        ev = None if hook is None else hook(X, offsets, y, folds, *extra)
         if ev is not None:
             return ev
     return RefitEvaluator(classifier, X, offsets, y, folds)
 
 
-def _fitness_chunk(evaluator, y_val, masks):
-    """Fitness of several chromosomes (run in a worker).  Returns [(fitness, failed), ...]."""
+def _fitness_chunk(evaluator, y_val, masks, sources=None):
+    """Fitness of several chromosomes (run in a worker); with ``sources`` (one warm-start state
+    or None per mask) through ``evaluator.predict_warm``.  Returns [(fitness, failed, state)]."""
     out = []
-    for mask in masks:
+    for i, mask in enumerate(masks):
         cols = np.flatnonzero(mask)
         if len(cols) == 0:
-            out.append((0.0, False))
+            out.append((0.0, False, None))
             continue
         try:
-            sens, spec = sensitivity_specificity(y_val, evaluator.predict(cols))
-            out.append((sens * spec, False))
+            if sources is None:
+                pred, state = evaluator.predict(cols), None
+            else:
+                pred, state = evaluator.predict_warm(cols, sources[i])
+            sens, spec = sensitivity_specificity(y_val, pred)
+            out.append((sens * spec, False, state))
         except Exception:  # a subset the classifier cannot handle: worst fitness, counted
-            out.append((0.0, True))
+            out.append((0.0, True, None))
     return out
 
 
 class _CachedFitness:
-    """Chromosome -> fitness with a cache shared by all GA runs and joblib-parallel scoring."""
+    """Chromosome -> fitness with a cache shared by all GA runs and joblib-parallel scoring.
+
+    Warm starts (an evaluator with ``predict_warm``): the state (fitted model) of every
+    chromosome evaluated in the current GA run (:meth:`new_run`) is kept; a new chromosome
+    starts from the state of the closest (Hamming distance; ties: fitter, then first seen) of
+    them that appeared in an earlier generation of the run -- its parents among them.  Sources
+    are fixed before a generation is scored and states are stored after it, so results do not
+    depend on the order or parallelism of evaluations within a generation."""
 
     def __init__(self, evaluator, y_val, parallel, n_workers):
         self.args = (evaluator, y_val)
         self.parallel, self.n_workers = parallel, n_workers
         self.cache = {}
         self.n_evaluations = self.n_hits = self.n_failed = 0
+        self.warm = hasattr(evaluator, "predict_warm")
+        self.n_warm = 0
+        self.new_run()
+
+    def new_run(self):
+        """Warm starts come only from chromosomes evaluated in the current GA run (the states
+        of earlier runs are dropped: memory stays bounded by one run)."""
+        self.states, self.pool_keys, self.pool, self.pool_set = {}, [], [], set()
+
+    def _sources(self, masks):
+        """Each mask's warm-start state (None when this run has none yet)."""
+        if not self.pool:
+            return [None] * len(masks)
+        M, T = np.array(self.pool, dtype=float), np.array(masks, dtype=float)
+        dist = T.sum(axis=1)[:, None] + M.sum(axis=1)[None, :] - 2.0 * (T @ M.T)
+        fit = np.array([self.cache[k] for k in self.pool_keys])
+        order = np.arange(len(fit))
+        return [self.states[self.pool_keys[np.lexsort((order, -fit, row))[0]]] for row in dist]
 
     def __call__(self, pop):
         keys = [np.packbits(ind).tobytes() + bytes([len(ind) % 8]) for ind in pop]
@@ -231,19 +285,31 @@ class _CachedFitness:
         self.n_hits += len(pop) - len(todo)
         if todo:
             masks = [ind for _, ind in todo]
+            src = self._sources(masks) if self.warm else None
             if self.parallel is None or len(masks) == 1:
-                res = _fitness_chunk(*self.args, masks)
+                res = _fitness_chunk(*self.args, masks, src)
             else:
                 from joblib import delayed
                 n_chunks = min(len(masks), self.n_workers)   # one round trip per worker
                 chunks = np.array_split(np.arange(len(masks)), n_chunks)
-                parts = self.parallel(delayed(_fitness_chunk)(*self.args, [masks[i] for i in c])
-                                      for c in chunks)
+                parts = self.parallel(
+                    delayed(_fitness_chunk)(*self.args, [masks[i] for i in c],
+                                            None if src is None else [src[i] for i in c])
+                    for c in chunks)
                 res = [r for part in parts for r in part]
-            for (key, _), (f, failed) in zip(todo, res):
+            for (key, _), (f, failed, state) in zip(todo, res):
                 self.cache[key] = f
                 self.n_failed += int(failed)
+                if state is not None:
+                    self.states[key] = state
             self.n_evaluations += len(todo)
+            self.n_warm += 0 if src is None else sum(s is not None for s in src)
+        if self.warm:                      # this generation becomes a source for the next
+            for key, ind in zip(keys, pop):
+                if key in self.states and key not in self.pool_set:
+                    self.pool_set.add(key)
+                    self.pool_keys.append(key)
+                    self.pool.append(ind)
         return np.array([self.cache[k] for k in keys])
 
 
@@ -275,6 +341,11 @@ class HyDRMI(FeatureSubsetTransformer):
     n_seeds : independent GA runs; combine : "best" | "majority" | "per-seed".
     fast_fitness : use the classifier's ``fitness_evaluator`` hook when it has one (same
         fitness as the reference refit path, tested); False forces the reference path.
+    warm_start : False (default, the paper's setting: every chromosome is fitted from scratch)
+        | True: a classifier with a ``warm_fitness_evaluator`` hook (EM-DD, MILR) fits a new
+        chromosome from the fitted model of the closest chromosome seen earlier in the run
+        (EM-DD: plus ``warm_restarts`` of its usual starts).  Faster; the fitness is then not
+        a pure function of the subset.  Other classifiers ignore it (``hydr_warm_start`` = 0).
     n_jobs : joblib workers for fitness evaluations (None = 1).
     random_state : seeds ReliefF-MI sampling, inner folds, GA runs and the classifier.
 
@@ -292,13 +363,16 @@ class HyDRMI(FeatureSubsetTransformer):
         "combine": options(COMBINE),
         "fitness": options(FITNESS),
         "fast_fitness": ["boolean"],
+        "warm_start": ["boolean"],
+        "warm_restarts": [Interval(Integral, 0, None, closed="left")],
     }
 
     def __init__(self, classifier=None, metric="adapted", k=80, m=180, percent=0.5,
                  instance_metric="manhattan", population_size=100, n_generations=50,
                  crossover_rate=0.9, mutation_rate=0.3, locus_mutation_rate=None,
                  tournament_size=2, inner_cv=3, fitness="cv", n_seeds=5, combine="best",
-                 fast_fitness=True, n_jobs=None, random_state=None):
+                 fast_fitness=True, warm_start=False, warm_restarts=2, n_jobs=None,
+                 random_state=None):
         self.classifier = classifier
         self.metric = metric
         self.k = k
@@ -316,6 +390,8 @@ class HyDRMI(FeatureSubsetTransformer):
         self.n_seeds = n_seeds
         self.combine = combine
         self.fast_fitness = fast_fitness
+        self.warm_start = warm_start
+        self.warm_restarts = warm_restarts
         self.n_jobs = n_jobs
         self.random_state = random_state
 
@@ -370,7 +446,8 @@ class HyDRMI(FeatureSubsetTransformer):
             folds = [(np.arange(len(y)), np.arange(len(y)))]
         else:
             folds = _inner_folds(y, self.inner_cv, int(seeds[2]))
-        evaluator = fitness_evaluator(clf, Xf, offsets, y, folds, self.fast_fitness)
+        evaluator = fitness_evaluator(clf, Xf, offsets, y, folds, self.fast_fitness,
+                                      self.warm_restarts if self.warm_start else None)
         y_val = np.concatenate([y[va] for _, va in folds])
 
         from joblib import Parallel, effective_n_jobs
@@ -417,7 +494,10 @@ class HyDRMI(FeatureSubsetTransformer):
             "hydr_evaluations": int(fitness.n_evaluations),
             "hydr_cache_hits": int(fitness.n_hits),
             "hydr_failed_evaluations": int(fitness.n_failed),
-            "hydr_fast_fitness": int(not isinstance(evaluator, RefitEvaluator)),
+            "hydr_fast_fitness": int(not (fitness.warm
+                                          or isinstance(evaluator, RefitEvaluator))),
+            "hydr_warm_start": int(fitness.warm),
+            "hydr_warm_evaluations": int(fitness.n_warm),
             **{f"hydr_fitness_g{g:02d}": float(v) for g, v in enumerate(hist)},
             **self.relieff_.diagnostics_,
         }
@@ -425,8 +505,11 @@ class HyDRMI(FeatureSubsetTransformer):
             raise RuntimeError("the target classifier failed on every feature subset")
 
     def _run_seeds(self, fitness, n_genes, seeds):
-        return [genetic_search(fitness, n_genes, np.random.default_rng(int(s)),
-                               self.population_size, self.n_generations, self.crossover_rate,
-                               self.mutation_rate, self.locus_mutation_rate,
-                               self.tournament_size)
-                for s in seeds]
+        runs = []
+        for s in seeds:
+            fitness.new_run()
+            runs.append(genetic_search(fitness, n_genes, np.random.default_rng(int(s)),
+                                       self.population_size, self.n_generations,
+                                       self.crossover_rate, self.mutation_rate,
+                                       self.locus_mutation_rate, self.tournament_size))
+        return runs
