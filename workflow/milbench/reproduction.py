@@ -157,18 +157,18 @@ def load_targets(experiment, directory=TARGETS_DIR) -> pd.DataFrame:
     return pd.DataFrame(_rows(_experiment_key(experiment), directory), columns=_COLUMNS)
 
 
-@lru_cache(maxsize=1)
-def _targets_cached():
-    return pd.DataFrame([r for e in EXPERIMENTS for r in _rows(e)], columns=_COLUMNS)
+@lru_cache(maxsize=None)
+def _targets_cached(experiment):
+    return load_targets(experiment)
 
 
 def targets(experiment=None) -> pd.DataFrame:
     """All reproduction targets (a copy), optionally only those of one experiment
-    (cvfs, midr, milsd, hydr, miordm; paper names such as hydr-mi are accepted)."""
-    df = _targets_cached().copy()
+    (cvfs, midr, milsd, hydr, miordm; paper names such as hydr-mi are accepted); only the
+    files asked for are read (once a process)."""
     if experiment is not None:
-        df = df[df["experiment"] == _experiment_key(experiment)].reset_index(drop=True)
-    return df
+        return _targets_cached(_experiment_key(experiment)).copy()
+    return pd.concat([_targets_cached(e) for e in EXPERIMENTS], ignore_index=True)
 
 
 def _experiment_key(name):
