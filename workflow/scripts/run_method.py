@@ -20,6 +20,6 @@ rows = run_method(read_bags(Path(snakemake.input.bags).parent),
                   stages=frame_to_stages(pd.read_parquet(stage[0])) if stage else None)
 rows.to_parquet(snakemake.output[0], index=False)
 # per-seed rows (HyDR-MI combine: per-seed) share their cell's selector fit: CPU counted once
-log.info("%d cells, %d rows: accuracy %.4f, auroc %.4f, fit %.1f s CPU in all", len(p.cells),
-         len(rows), rows.accuracy.mean(), rows.auroc.mean(),
-         rows.groupby(["repeat", "fold"]).fit_cpu_seconds.max().sum())
+log.info("%d cells: accuracy %.4f, auroc %.4f, fit %.1f s CPU in all (%d rows)", len(p.cells),
+         rows.accuracy.mean(), rows.auroc.mean(),
+         rows.groupby(["repeat", "fold"]).fit_cpu_seconds.max().sum(), len(rows))
