@@ -223,6 +223,13 @@ def bag_log_prob(X, off, scale, offset, rule):
     raise ValueError(f"unknown bag rule {rule!r}")
 
 
+def raw_concept(A, Bo, mu, sd):
+    """(scale a, offset b) in raw units of a concept fitted on standardised instances (scale
+    s, offset c): a = s/σ, b = c + a·μ."""
+    scale = A / sd
+    return scale, Bo + scale * mu
+
+
 # ----------------------------------------------------------------------------- shared base
 def _threshold_is_half(est):
     t = est.threshold
@@ -323,8 +330,7 @@ class _DDBase(MILClassifier):
     def _fold(self, A, Bo, mu, sd):
         """Concept in raw units: d = Σ_k (a_k x_k − b_k)² with a = s/σ, b = c + a·μ;
         ``target_`` t = b/a (0 where a_k = 0, i.e. the feature is ignored)."""
-        self.scale_ = A / sd
-        self.offset_ = Bo + self.scale_ * mu
+        self.scale_, self.offset_ = raw_concept(A, Bo, mu, sd)
         with np.errstate(divide="ignore", invalid="ignore"):
             self.target_ = np.where(self.scale_ != 0, self.offset_ / self.scale_, 0.0)
 
@@ -614,8 +620,8 @@ class WarmEMDD:
                 A0, B0 = np.vstack([a, A0[pick]]), np.vstack([c, B0[pick]])
             A, Bo, nldd, dmin, _, _ = clf._em(Xs, Xs * Xs, off, ypos, A0, B0)
             best, _, thr = clf._select(nldd, dmin, ypos)
-            scale = A[best] / sd[cols]
-            logp = bag_log_prob(Xv[:, cols], ov, scale, Bo[best] + scale * mu[cols], "max")[0]
+            scale, offset = raw_concept(A[best], Bo[best], mu[cols], sd[cols])
+            logp = bag_log_prob(Xv[:, cols], ov, scale, offset, "max")[0]
             preds.append(logp - float(thr[best]) > 0)
             kept.append((A[best], Bo[best]))
         return np.concatenate(preds), (cols, np.array(kept))
