@@ -1,10 +1,10 @@
 """CPU per HyDR-MI fitness evaluation and per GA run (issue #17), reference refit path vs the
 classifiers' fitness fast path, measured in the same run on the same chromosomes.
 
-Data: elephant (200 bags, 1,391 instances x 230), one outer 10-fold training part (fold 0,
-seed 0), min-max scaled, ReliefF-MI adapted 50 % filter (115 genes) -- the hydr-images setting
-of config/paper/hydr.yaml -- and the inner 3-fold split HyDR-MI uses (``--fitness train``: the
-resubstitution estimate instead).  Chromosomes: the GA's own, i.e. the distinct chromosomes of
+Data: ``--dataset`` (default elephant: 200 bags, 1,391 instances x 230), one outer 10-fold
+training part (fold 0, seed 0), min-max scaled, ReliefF-MI adapted 50 % filter (115 genes; 70 %
+for musk) -- the hydr-images / hydr-drug setting of config/paper/hydr.yaml -- and the inner
+3-fold split HyDR-MI uses (``--fitness train``: the resubstitution estimate instead).  Chromosomes: the GA's own, i.e. the distinct chromosomes of
 a paper-size GA run (population 100, 50 generations, one seed) driven by the fast MI-Simple
 (tree) fitness; that run also gives the number of distinct evaluations per GA run (cache hits
 excluded).  Each classifier scores the first ``--evals`` of them (fewer for the costly ones)
@@ -29,6 +29,11 @@ training part above per ``--settings`` entry -- ``cold`` (warm_start False, the 
 distinct evaluations, CPU per evaluation and best inner fitness; per paper GA run = CPU per
 evaluation x the paper-size run's evaluations (the MI-Simple-driven run above).
 
+``--budget``: CPU of config/paper/hydr.yaml's HyDR-MI cells at the paper's protocol for each
+of its 19 classifiers and five data sets (CPU per evaluation, fast path where offered, x the
+distinct evaluations of a paper-size GA run on that data set x 5 seeds x 10 folds), in
+CPU-days, with the total and that of config/reduced/hydr-6-classifiers.yaml's six.
+
 ``--warm-study``: the outer ``--outer``-fold CV test accuracy of HyDR-MI + EM-DD (the GA's and
 the final classifier) per ``--settings`` entry on ``--datasets`` (elephant, musk1), REDUCED GA
 (``--population``, ``--generations``, one seed), with subset sizes, inner fitness,
@@ -36,12 +41,15 @@ evaluations and the selector's CPU.
 
 Usage: python benchmarks/bench_hydr_ga.py [--data ../shared/data] [--evals 200]
        [--classifiers mi-simple mi-wrapper emdd mi-boost citation-knn] [--fitness cv]
+       [--dataset elephant]
        [--full-run]
        python benchmarks/bench_hydr_ga.py --fitness-study [--population 50] [--generations 20]
        python benchmarks/bench_hydr_ga.py --warm --classifiers emdd milr [--population 20]
            [--generations 10] [--settings cold warm2 warm0]
        python benchmarks/bench_hydr_ga.py --warm-study [--outer 5] [--datasets musk1]
            [--settings cold warm2 warm0]
+       python benchmarks/bench_hydr_ga.py --budget [--evals 20] [--cap 8] [--fitness cv]
+           [--datasets elephant tiger fox musk1 musk2]
 """
 from __future__ import annotations
 
@@ -67,7 +75,7 @@ CLASSIFIERS = {
 WARM = ("emdd", "milr")          # classifiers with a warm_fitness_evaluator hook
 
 
-def setup(data, fitness):
+def setup(data, fitness, dataset="elephant"):
     from sklearn.model_selection import StratifiedKFold
 
     from milbench.bags import stack
@@ -75,11 +83,12 @@ def setup(data, fitness):
     from milbench.selectors.hydr import HyDRMI, _inner_folds
     from milbench.sources import load_dataset
 
-    bags = load_dataset("elephant", data)
+    bags = load_dataset(dataset, data)
     tr, _ = next(StratifiedKFold(10, shuffle=True, random_state=0)
                  .split(np.zeros(len(bags)), bags.labels))
     train = BagScaler("minmax").fit_transform(bags.subset(tr))
-    hydr = HyDRMI(metric="adapted", percent=0.5, k=80, m=180, random_state=0)
+    hydr = HyDRMI(metric="adapted", percent=0.7 if dataset.startswith("musk") else 0.5, k=80,
+                  m=180, random_state=0)
     seeds = hydr._seeds()
     filt = hydr._relieff(int(seeds[1])).fit(train, train.labels).support_
     X, offsets = stack(train)
@@ -88,6 +97,87 @@ def setup(data, fitness):
     folds = (_inner_folds(y, 3, int(seeds[2])) if fitness == "cv"
              else [(np.arange(len(y)), np.arange(len(y)))])
     return hydr, seeds, Xf, offsets, y, folds
+
+
+def paper_ga_chromosomes(hydr, seeds, X, offsets, y, folds):
+    """The distinct chromosomes of one paper-size GA run (population 100, 50 generations)
+    driven by the fast MI-Simple (tree) fitness, in order: (chromosomes, distinct evaluations,
+    cache hits, CPU s of the run)."""
+    from milbench.selectors.hydr import _CachedFitness, fitness_evaluator, genetic_search
+
+    y_val = np.concatenate([y[va] for _, va in folds])
+    fast_ms = fitness_evaluator(hydr.set_params(classifier=CLASSIFIERS["mi-simple"][0])
+                                ._make_classifier(int(seeds[0])), X, offsets, y, folds)
+    cached = _CachedFitness(fast_ms, y_val, None, 1)
+    seen, keys = [], set()
+
+    def record(pop):
+        new = {np.packbits(ind).tobytes(): ind for ind in pop}
+        seen.extend(ind for k, ind in new.items() if k not in keys)
+        keys.update(new)
+        return cached(pop)
+
+    t = time.process_time()
+    genetic_search(record, X.shape[1], np.random.default_rng(int(seeds[3])))
+    return seen, cached.n_evaluations, cached.n_hits, time.process_time() - t
+
+
+DATASETS = ("elephant", "tiger", "fox", "musk1", "musk2")
+STUDY_DATASETS = ("elephant", "musk1")
+CONFIG = Path(__file__).resolve().parents[1] / "config"
+
+
+def budget(data, datasets, evals, cap, fitness="cv"):
+    """CPU of config/paper/hydr.yaml's HyDR-MI cells at the paper's protocol, per classifier of
+    its zoo and data set: CPU per fitness evaluation (the classifier's fast path where it has
+    one; at most ``evals`` chromosomes of a paper-size GA run, stopping after ``cap`` CPU s)
+    x that run's distinct evaluations x 5 seeds x 10 folds; ``fitness`` as HyDR-MI's.  The GA's fitness is > 99 % of
+    a HyDR-MI cell; the final fits and the ReliefF-MI / all-features cells are not counted."""
+    import yaml
+
+    from milbench.pipeline import expand_grid, label
+    from milbench.selectors.hydr import _CachedFitness, fitness_evaluator
+
+    cfg = yaml.safe_load((CONFIG / "paper" / "hydr.yaml").read_text())
+    six = {label(e) for c in yaml.safe_load((CONFIG / "reduced" / "hydr-6-classifiers.yaml")
+                                            .read_text())["experiments"]["hydr-images-6"]
+           ["classifiers"] for e in expand_grid(c)}
+    zoo = [e for c in cfg["experiments"]["hydr-images"]["classifiers"] for e in expand_grid(c)]
+    hydr_spec = cfg["experiments"]["hydr-images"]["selectors"][2]
+    folds_x_seeds = (cfg["experiments"]["hydr-images"]["protocol"]["folds"]
+                     * hydr_spec["n_seeds"])
+    print(f"config/paper/hydr.yaml, fitness {fitness}: {len(zoo)} classifiers; per (classifier, data set) "
+          f"{folds_x_seeds} GA runs (10 folds x {hydr_spec['n_seeds']} seeds) of population "
+          f"{hydr_spec['population_size']} x {hydr_spec['n_generations']} generations")
+    cpu = {}                                                # (classifier, dataset) -> CPU s
+    for name in datasets:
+        hydr, seeds, X, offsets, y, folds = setup(data, fitness, name)
+        y_val = np.concatenate([y[va] for _, va in folds])
+        seen, n_run, _, _ = paper_ga_chromosomes(hydr, seeds, X, offsets, y, folds)
+        print(f"{name}: {len(y)} training bags, {len(X)} instances, {X.shape[1]} genes; "
+              f"{n_run} distinct evaluations a GA run", flush=True)
+        for spec in zoo:
+            clf = hydr.set_params(classifier=spec)._make_classifier(int(seeds[0]))
+            ev = fitness_evaluator(clf, X, offsets, y, folds)
+            cached = _CachedFitness(ev, y_val, None, 1)
+            t, k = time.process_time(), 0
+            while k < min(evals, len(seen)) and (k == 0 or time.process_time() - t < cap):
+                cached(seen[k][None])
+                k += 1
+            per_eval = (time.process_time() - t) / k
+            cpu[label(spec), name] = per_eval * n_run * folds_x_seeds
+            print(f"  {label(spec)[:58]:<60}{per_eval * 1e3:>9.1f} ms/eval ({k} evals)"
+                  f"{per_eval * n_run:>9.0f} s/GA run", flush=True)
+    print(f"\nCPU-days at the paper's protocol ({folds_x_seeds} GA runs per cell):")
+    print(f"{'classifier':<60}" + "".join(f"{d:>9}" for d in datasets) + f"{'all':>9}")
+    labels = [label(spec) for spec in zoo]
+    for lab in labels:
+        row = [cpu[lab, d] / 86400 for d in datasets]
+        print(f"{lab[:58]:<60}" + "".join(f"{v:>9.2f}" for v in row) + f"{sum(row):>9.2f}")
+    total = sum(cpu.values()) / 86400
+    print(f"all {len(zoo)} classifiers: {total:.1f} CPU-days; the {len(six)} of "
+          "config/reduced/hydr-6-classifiers.yaml: "
+          f"{sum(v for (lab, _), v in cpu.items() if lab in six) / 86400:.1f} CPU-days")
 
 
 def full_runs(data, names, fitness):
@@ -254,42 +344,35 @@ def main():
     ap.add_argument("--warm-study", action="store_true")
     ap.add_argument("--settings", nargs="+", default=["cold", "warm2", "warm0"])
     ap.add_argument("--outer", type=int, default=10)
-    ap.add_argument("--datasets", nargs="*", default=["elephant", "musk1"])
+    ap.add_argument("--budget", action="store_true")
+    ap.add_argument("--cap", type=float, default=8.0,
+                    help="--budget: CPU s per (classifier, data set) measurement")
+    ap.add_argument("--datasets", nargs="*", default=None,
+                    help="studies: default elephant musk1; --budget: default all five")
+    ap.add_argument("--dataset", default="elephant",
+                    help="data set of the per-evaluation table (musk*: 70 %% filter, else 50 %%)")
     args = ap.parse_args()
     if args.fitness_study:
-        return fitness_study(args.data, args.population, args.generations, args.datasets)
+        return fitness_study(args.data, args.population, args.generations,
+                             args.datasets or STUDY_DATASETS)
     if args.warm_study:
         return warm_study(args.data, args.population, args.generations, args.outer,
-                          args.settings, args.datasets)
+                          args.settings, args.datasets or STUDY_DATASETS)
 
-    from milbench.selectors.hydr import (RefitEvaluator, _CachedFitness, fitness_evaluator,
-                                         genetic_search)
+    if args.budget:
+        return budget(args.data, args.datasets or DATASETS, args.evals, args.cap, args.fitness)
 
-    hydr, seeds, X, offsets, y, folds = setup(args.data, args.fitness)
+    from milbench.selectors.hydr import RefitEvaluator, _CachedFitness, fitness_evaluator
+
+    hydr, seeds, X, offsets, y, folds = setup(args.data, args.fitness, args.dataset)
     y_val = np.concatenate([y[va] for _, va in folds])
-    print(f"elephant fold 0 training part: {len(offsets) - 1} bags, {len(X)} instances, "
+    print(f"{args.dataset} fold 0 training part: {len(offsets) - 1} bags, {len(X)} instances, "
           f"{X.shape[1]} genes after ReliefF-MI; fitness {args.fitness}, "
           f"{len(folds)} inner fold(s)")
 
-    # the chromosomes of one paper-size GA run (MI-Simple tree, fast path)
-    seen = []
-    fast_ms = fitness_evaluator(hydr.set_params(classifier=CLASSIFIERS["mi-simple"][0])
-                                ._make_classifier(int(seeds[0])), X, offsets, y, folds)
-    cached = _CachedFitness(fast_ms, y_val, None, 1)
-
-    def record(pop):
-        new = {np.packbits(ind).tobytes(): ind for ind in pop}
-        seen.extend(ind for k, ind in new.items() if k not in keys)
-        keys.update(new)
-        return cached(pop)
-
-    keys = set()
-    t = time.process_time()
-    genetic_search(record, X.shape[1], np.random.default_rng(int(seeds[3])))
-    ga_cpu = time.process_time() - t
-    n_run = cached.n_evaluations
+    seen, n_run, n_hits, ga_cpu = paper_ga_chromosomes(hydr, seeds, X, offsets, y, folds)
     print(f"one GA run (population 100, 50 generations): {n_run} distinct evaluations, "
-          f"{cached.n_hits} cache hits; MI-Simple(tree) fast path {ga_cpu:.1f} s CPU in total")
+          f"{n_hits} cache hits; MI-Simple(tree) fast path {ga_cpu:.1f} s CPU in total")
 
     print("" if args.warm else f"{'classifier':<14}{'evals':>6}{'ref ms/eval':>13}{'fast ms/eval':>14}{'ratio':>7}"
           f"{'ref s/GA run':>14}{'fast s/GA run':>15}")

@@ -9,6 +9,7 @@ from joblib import parallel_config
 from sklearn.base import clone
 
 from milbench.bags import stack
+from milbench.classifiers.citation_knn import CitationKNN
 from milbench.classifiers.simple import MISimple
 from milbench.classifiers.wrapper import MIWrapper
 from milbench.selectors.hydr import (HyDRMI, RefitEvaluator, _CachedFitness, _inner_folds,
@@ -222,7 +223,16 @@ FAST = [MISimple(estimator="tree", random_state=0),
         MISimple(estimator="naive-bayes", statistic="mean"),
         MIWrapper(estimator="naive-bayes"),
         MIWrapper(estimator="tree", aggregation="geometric", random_state=1),
-        MIWrapper(estimator="logistic", aggregation="max", weighting="none")]
+        MIWrapper(estimator="logistic", aggregation="max", weighting="none"),
+        CitationKNN(),
+        CitationKNN(references=3, citers=0, metric="max"),
+        CitationKNN(references=0, citers=2, metric="avg")]
+
+
+def _fast_id(clf):
+    if isinstance(clf, CitationKNN):
+        return f"CitationKNN-{clf.metric}-R{clf.references}-C{clf.citers}"
+    return f"{type(clf).__name__}-{clf.estimator}"
 
 
 def _ga_bags(n_bags=40, d=14, seed=4):
@@ -241,8 +251,12 @@ def _ga_data():
     return (*stack(bags), y)
 
 
-@pytest.mark.parametrize("clf", FAST, ids=lambda c: f"{type(c).__name__}-{c.estimator}")
-@pytest.mark.parametrize("fitness", ["cv", "train"])
+# Citation-kNN under fitness="train" is checked against an oracle below: resubstitution makes a
+# training bag its own query, so h(t, b) equals t's citer radius exactly; the reference's two
+# tables (training, query) break that tie by rounding, the fast path's one table keeps it.
+@pytest.mark.parametrize("clf, fitness", [
+    pytest.param(c, f, id=f"{f}-{_fast_id(c)}") for f in ("cv", "train") for c in FAST
+    if not (f == "train" and isinstance(c, CitationKNN))])
 def test_fast_fitness_equals_reference_on_every_chromosome(clf, fitness):
     """A fixed-seed GA scored by the classifier's fitness_evaluator and by the reference refit
     path: identical populations, the same fitness for every chromosome, the same best."""
@@ -263,6 +277,30 @@ def test_fast_fitness_equals_reference_on_every_chromosome(clf, fitness):
     np.testing.assert_array_equal(runs[0].best, runs[1].best)
     if fitness == "cv":                                               # a non-trivial landscape
         assert len(np.unique(np.concatenate(runs[0].fitnesses))) > 2
+
+
+@pytest.mark.parametrize("clf", [c for c in FAST if isinstance(c, CitationKNN)], ids=_fast_id)
+def test_citation_knn_train_fitness_equals_brute_force_rule(clf):
+    """Citation-kNN's fast fitness on the training bags equals the documented rule on a brute
+    force Hausdorff table (cdist per bag pair), one table for references and citers."""
+    from scipy.spatial.distance import cdist
+    X, offsets, y = _ga_data()
+    folds = [(np.arange(len(y)), np.arange(len(y)))]
+    fast = fitness_evaluator(clf, X, offsets, y, folds)
+    agg = {"min": lambda d: d.min(),
+           "max": lambda d: max(d.min(1).max(), d.min(0).max()),
+           "avg": lambda d: (d.min(1).sum() + d.min(0).sum()) / sum(d.shape)}[clf.metric]
+    for cols in (np.arange(X.shape[1]), np.arange(0, X.shape[1], 3), np.array([0, 5])):
+        bags = np.split(X[:, cols], offsets[1:-1])
+        D = np.array([[agg(cdist(a, b)) for b in bags] for a in bags])
+        off = D + np.diag(np.full(len(y), np.inf))
+        radius = (np.sort(off, axis=1)[:, clf.citers - 1] if clf.citers
+                  else np.full(len(y), -np.inf))
+        refs = np.argsort(D, axis=1, kind="stable")[:, :clf.references]
+        cites = D <= radius[None, :] + 1e-9               # ties cite
+        pos = y[refs].sum(1) + (cites & (y == 1)).sum(1)
+        neg = clf.references - y[refs].sum(1) + (cites & (y == 0)).sum(1)
+        np.testing.assert_array_equal(fast.predict(cols), pos > neg)
 
 
 def test_hydr_fast_and_reference_select_the_same_subset():

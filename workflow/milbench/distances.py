@@ -8,13 +8,18 @@ computed with one matrix product per block, then reduced per bag pair with segme
 * maximal Hausdorff   h_max(A, B) = max(max_a min_b ||a−b||, max_b min_a ||a−b||)
 * average Hausdorff   h_avg(A, B) = (Σ_a min_b ||a−b|| + Σ_b min_a ||a−b||) / (|A| + |B|)
 
+A bag set's table with itself computes only the instance blocks on and after the diagonal's
+bags and mirrors them (half the products).
+
 Memory: "min" needs the n_a × n_b result plus one block of block_rows × N_b float64 (blocks
 of whole bags are reduced at once); "max"/"avg" also an N_a × n_b per-instance table.
 :func:`bag_distances` refuses inputs that exceed ``max_bytes`` -- by default the smaller of
 8 GiB and the memory this process may use (SLURM_MEM_PER_NODE, MemAvailable) -- with a clear
 error, instead of a bare numpy MemoryError or the OOM killer.
 
-:func:`cached_bag_distances` is the same table through the per-process
+:func:`stacked_bag_distances` takes stacked instances and bag offsets (no bag lists: HyDR-MI's
+Citation-kNN fitness builds one table per feature subset).  :func:`cached_bag_distances` is
+the same table through the per-process
 :data:`milbench.kernel_cache.CACHE`: the candidates of an inner-CV grid over a bag-distance
 classifier's other parameters (Citation-kNN's R, C) share the tables of their fold.
 """
@@ -63,21 +68,39 @@ def _min_rows(block_rows, n_b_instances):
     return max(1, min(block_rows, BLOCK_BYTES // (8 * n_b_instances)))
 
 
+def _bag_blocks(off, block_rows):
+    """Consecutive blocks of whole bags of about ``block_rows`` instances (at least one bag):
+    yields (first bag, end bag, first row, end row)."""
+    n = len(off) - 1
+    s = 0
+    while s < n:
+        e = int(np.searchsorted(off, off[s] + block_rows, side="right")) - 1
+        e = min(max(e, s + 1), n)
+        yield s, e, off[s], off[e]
+        s = e
+
+
 def _bag_min(XA, aa, offA, XB, bb, offB, block_rows):
     """(n_A, n_B) minimal Hausdorff distances without the N_A × n_B table: each block of
     whole A bags is reduced over B's bags, then over its own bags, at once."""
-    nA = len(offA) - 1
-    block_rows = _min_rows(block_rows, len(XB))
-    out = np.empty((nA, len(offB) - 1))
-    s = 0
-    while s < nA:
-        e = int(np.searchsorted(offA, offA[s] + block_rows, side="right")) - 1
-        e = min(max(e, s + 1), nA)
-        r0, r1 = offA[s], offA[e]
+    out = np.empty((len(offA) - 1, len(offB) - 1))
+    for s, e, r0, r1 in _bag_blocks(offA, _min_rows(block_rows, len(XB))):
         d = _sqdist(XA[r0:r1], XB, aa[r0:r1], bb)
         out[s:e] = np.minimum.reduceat(np.minimum.reduceat(d, offB[:-1], axis=1),
                                        offA[s:e] - r0, axis=0)
-        s = e
+    return np.sqrt(out, out=out)
+
+
+def _self_bag_min(X, aa, off, block_rows):
+    """Symmetric (n, n) minimal Hausdorff table of one bag set: each block of whole bags
+    against itself and the bags after it (half the products of :func:`_bag_min`), mirrored."""
+    n = len(off) - 1
+    out = np.empty((n, n))
+    for s, e, r0, r1 in _bag_blocks(off, _min_rows(block_rows, len(X))):
+        d = _sqdist(X[r0:r1], X[r0:], aa[r0:r1], aa[r0:])
+        out[s:e, s:] = np.minimum.reduceat(np.minimum.reduceat(d, off[s:-1] - r0, axis=1),
+                                           off[s:e] - r0, axis=0)
+        out[e:, s:e] = out[s:e, e:].T
     return np.sqrt(out, out=out)
 
 
@@ -92,18 +115,12 @@ def _instance_to_bag_min(XA, aa, XB, bb, offB, block_rows):
 
 def _self_instance_to_bag_min(X, aa, off, block_rows):
     """Symmetric case: only blocks on and above the diagonal, row blocks aligned to bags."""
-    n = len(off) - 1
-    out = np.empty((len(X), n))
-    s = 0
-    while s < n:
-        e = int(np.searchsorted(off, off[s] + block_rows, side="right")) - 1
-        e = min(max(e, s + 1), n)
-        r0, r1 = off[s], off[e]
+    out = np.empty((len(X), len(off) - 1))
+    for s, e, r0, r1 in _bag_blocks(off, block_rows):
         d = _sqdist(X[r0:r1], X[r0:], aa[r0:r1], aa[r0:])
         out[r0:r1, s:] = np.minimum.reduceat(d, off[s:-1] - r0, axis=1)
         if r1 < len(X):  # instances after the block vs this block's bags (mirror part)
             out[r1:, s:e] = np.minimum.reduceat(d[:, r1 - r0:], off[s:e] - r0, axis=0).T
-        s = e
     return np.sqrt(out, out=out)
 
 
@@ -113,23 +130,31 @@ def bag_distances(bags_a, bags_b=None, metric="min", block_rows=4096, max_bytes=
     ``block_rows`` bounds the temporary block (block_rows × N_b float64); ``max_bytes`` (None:
     min(8 GiB, :func:`memory_limit`)) bounds the whole computation.
     """
+    XA, offA = stack(bags_a)
+    XB, offB = (None, None) if bags_b is None else stack(bags_b)
+    return stacked_bag_distances(XA, offA, XB, offB, metric, block_rows, max_bytes)
+
+
+def stacked_bag_distances(XA, offA, XB=None, offB=None, metric="min", block_rows=4096,
+                          max_bytes=None):
+    """:func:`bag_distances` of stacked bags: instances ``XA`` (N_a, d) with bag ``offA``sets
+    (and ``XB``, ``offB``; None: the A bags with themselves)."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
-    XA, offA = stack(bags_a)
     XA = np.asarray(XA, dtype=float)
     aa = np.einsum("ij,ij->i", XA, XA)
     nA = len(offA) - 1
-    if bags_b is None:
+    if XB is None:
         XB, offB, bb = XA, offA, aa
     else:
-        XB, offB = stack(bags_b)
         XB = np.asarray(XB, dtype=float)
         bb = np.einsum("ij,ij->i", XB, XB)
     nB = len(offB) - 1
+    same = XB is XA
     if metric == "min":
         need = 8 * (nA * nB + 2 * min(_min_rows(block_rows, len(XB)), len(XA)) * len(XB))
     else:
-        need = 8 * (len(XA) * nB + (len(XB) * nA if bags_b is not None else 0) + nA * nB
+        need = 8 * (len(XA) * nB + (len(XB) * nA if not same else 0) + nA * nB
                     + 2 * min(block_rows, len(XA)) * len(XB))
     if max_bytes is None:
         max_bytes = min(DEFAULT_MAX_BYTES, memory_limit() or DEFAULT_MAX_BYTES)
@@ -141,8 +166,10 @@ def bag_distances(bags_a, bags_b=None, metric="min", block_rows=4096, max_bytes=
             "time (rows of the result are independent), run on a node / SLURM job with more "
             "memory, or raise max_bytes (MILBENCH_MAX_MEMORY_GB)")
     if metric == "min":
+        if same:
+            return _self_bag_min(XA, aa, offA, block_rows)
         return _bag_min(XA, aa, offA, XB, bb, offB, block_rows)
-    if bags_b is None:
+    if same:
         rowmin = colmin = _self_instance_to_bag_min(XA, aa, offA, block_rows)
     else:
         rowmin = _instance_to_bag_min(XA, aa, XB, bb, offB, block_rows)

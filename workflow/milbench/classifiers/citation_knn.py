@@ -17,6 +17,11 @@ and C share the training and query tables of their fold.  For a query bag b:
 vote score for AUROC; ``predict`` thresholds it at > 0, so a tie gives the negative class.
 Ties in the reference ranking are broken by training order (stable sort).  Defaults R = 2,
 C = 4 are the values Wang & Zucker report as best on Musk.
+
+Feature-subset fitness (HyDR-MI's GA, :meth:`CitationKNN.fitness_evaluator`): the Hausdorff
+distance of two bags does not depend on which other bags a fold holds, so one table of all the
+GA's training bags per subset serves every inner fold (sliced), instead of a training and a
+query table per fold.
 """
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from ..base import MILClassifier, options
-from ..distances import METRICS, cached_bag_distances
+from ..distances import METRICS, cached_bag_distances, stacked_bag_distances
 
 
 class CitationKNN(MILClassifier):
@@ -52,19 +57,16 @@ class CitationKNN(MILClassifier):
         self.metric = metric
 
     def _fit(self, bags, y01):
-        R, C = self.references, self.citers
-        if R + C < 1:
-            raise ValueError("references + citers must be at least 1")
+        self._check_votes()
         self.train_bags_ = bags
         self.y_ = y01.astype(int)
-        n = len(bags)
-        D = cached_bag_distances(bags, metric=self.metric).copy()   # the cached table is read-only
-        np.fill_diagonal(D, np.inf)
-        c = min(C, n - 1)
-        # C-th smallest distance from each training bag to the other training bags
-        self.citer_radius_ = (np.partition(D, c - 1, axis=1)[:, c - 1] if c >= 1
-                              else np.full(n, -np.inf))
-        self.diagnostics_ = {"n_train_bags": n}
+        self.citer_radius_ = citer_radius(cached_bag_distances(bags, metric=self.metric),
+                                          self.citers)
+        self.diagnostics_ = {"n_train_bags": len(bags)}
+
+    def _check_votes(self):
+        if self.references + self.citers < 1:
+            raise ValueError("references + citers must be at least 1")
 
     def votes(self, X):
         """(positive votes, negative votes) per query bag."""
@@ -73,23 +75,68 @@ class CitationKNN(MILClassifier):
 
     def _votes(self, bags):
         D = cached_bag_distances(bags, self.train_bags_, self.metric)    # (n_query, n_train)
-        y = self.y_
-        R = min(self.references, D.shape[1])
-        if R > 0:
-            ref = np.argsort(D, axis=1, kind="stable")[:, :R]
-            ref_pos = y[ref].sum(1)
-        else:
-            ref_pos = np.zeros(len(D), int)
-        ref_neg = R - ref_pos
-        if self.citers > 0:
-            cites = D <= self.citer_radius_[None, :]
-            cit_pos = (cites & (y == 1)).sum(1)
-            cit_neg = (cites & (y == 0)).sum(1)
-        else:
-            cit_pos = cit_neg = np.zeros(len(D), int)
-        return ref_pos + cit_pos, ref_neg + cit_neg
+        return vote_counts(D, self.y_, self.references, self.citers, self.citer_radius_)
 
     def _decision(self, bags):
         p, n = self._votes(bags)
         total = p + n
         return np.where(total > 0, (p - n) / np.maximum(total, 1), 0.0)
+
+    def fitness_evaluator(self, X, offsets, y, folds):
+        """Fast feature-subset scoring for HyDR-MI: the same predictions as refitting
+        ``clone(self)`` on each fold's bags restricted to the subset (:class:`SubsetHausdorff`)."""
+        self._check_votes()
+        return SubsetHausdorff(self, X, offsets, y, folds)
+
+
+def citer_radius(D_train, citers):
+    """C-th smallest distance from each training bag to the *other* training bags, from the
+    (n, n) training table (its diagonal is ignored); −inf when C = 0 or n = 1."""
+    n = len(D_train)
+    c = min(citers, n - 1)
+    if c < 1:
+        return np.full(n, -np.inf)
+    D = np.array(D_train, dtype=float)        # a copy: cached tables are read-only
+    np.fill_diagonal(D, np.inf)
+    return np.partition(D, c - 1, axis=1)[:, c - 1]
+
+
+def vote_counts(D, y, references, citers, radius):
+    """(positive, negative) votes of query bags with distances ``D`` (n_query, n_train) to
+    training bags labelled ``y``: the R nearest (stable: training order on ties) and the
+    training bags whose citer ``radius`` reaches the query (t cites b iff h(t, b) ≤ radius_t)."""
+    R = min(references, D.shape[1])
+    if R > 0:
+        ref_pos = y[np.argsort(D, axis=1, kind="stable")[:, :R]].sum(1)
+    else:
+        ref_pos = np.zeros(len(D), int)
+    if citers > 0:
+        cites = D <= radius[None, :]
+        cit_pos = (cites & (y == 1)).sum(1)
+        cit_neg = (cites & (y == 0)).sum(1)
+    else:
+        cit_pos = cit_neg = np.zeros(len(D), int)
+    return ref_pos + cit_pos, R - ref_pos + cit_neg
+
+
+class SubsetHausdorff:
+    """Citation-kNN predictions on HyDR-MI's inner folds for a feature subset: one Hausdorff
+    table of every bag the folds use, per subset, sliced into each fold's training and query
+    tables (symmetric minimal-Hausdorff table: half the products of a single query table)."""
+
+    def __init__(self, clf, X, offsets, y, folds):
+        self.references, self.citers, self.metric = clf.references, clf.citers, clf.metric
+        self.X, self.offsets = np.asarray(X, dtype=float), np.asarray(offsets)
+        self.y, self.folds = np.asarray(y).astype(int), folds
+
+    def predict(self, cols):
+        """Pooled 0/1 predictions on the folds' validation bags (fold order)."""
+        D = stacked_bag_distances(np.ascontiguousarray(self.X[:, cols]), self.offsets,
+                                  metric=self.metric)
+        out = []
+        for tr, va in self.folds:
+            radius = citer_radius(D[np.ix_(tr, tr)], self.citers)
+            p, n = vote_counts(D[np.ix_(va, tr)], self.y[tr], self.references, self.citers,
+                               radius)
+            out.append(p > n)
+        return np.concatenate(out)

@@ -42,9 +42,11 @@ Readings of the paper / JCLEC and departures (documented choices):
   summaries average), while ``support_`` is the ``"best"`` subset; the GA runs (and their
   shared fitness cache) are the same as for the other two.
 * Fast path: a classifier may offer ``fitness_evaluator(X, offsets, y, folds)`` (MI-Simple,
-  MI-Wrapper), which precomputes per inner fold what every chromosome reuses and scores a
-  subset by column selection; its fitness equals the reference refit path's
-  (:class:`RefitEvaluator`, ``fast_fitness=False``) for every chromosome (tested).
+  MI-Wrapper, Citation-kNN), which precomputes per inner fold what every chromosome reuses and
+  scores a subset by column selection (Citation-kNN: one bag-distance table per subset shared
+  by the inner folds); its fitness equals the reference refit path's (:class:`RefitEvaluator`,
+  ``fast_fitness=False``) for every chromosome (tested; Citation-kNN under ``fitness="train"``
+  against the documented tie rule, which the reference's two tables break by rounding).
 * Warm starts (``warm_start=True``, off by default; issue #17): an iterative classifier with a
   ``warm_fitness_evaluator`` hook (EM-DD, MILR) fits a new chromosome, on each inner fold, from
   the model it kept for the closest chromosome (Hamming distance) met earlier in the same GA run
