@@ -1,15 +1,15 @@
 """CPU per HyDR-MI fitness evaluation and per GA run (issue #17), reference refit path vs the
 classifiers' fitness fast path, measured in the same run on the same chromosomes.
 
-Data: ``--dataset`` (default elephant: 200 bags, 1,391 instances x 230), one outer 10-fold
-training part (fold 0, seed 0), min-max scaled, ReliefF-MI adapted 50 % filter (115 genes; 70 %
-for musk) -- the hydr-images / hydr-drug setting of config/paper/hydr.yaml -- and the inner
-3-fold split HyDR-MI uses (``--fitness train``: the resubstitution estimate instead).  Chromosomes: the GA's own, i.e. the distinct chromosomes of
-a paper-size GA run (population 100, 50 generations, one seed) driven by the fast MI-Simple
-(tree) fitness; that run also gives the number of distinct evaluations per GA run (cache hits
-excluded).  Each classifier scores the first ``--evals`` of them (fewer for the costly ones)
-by both paths; the fitnesses must agree.  Per GA run = CPU per evaluation x evaluations per
-run (extrapolated: a paper GA run of EM-DD takes hours on this machine); the paper runs 5 seeds
+Data: ``--dataset`` (default elephant: 200 bags, 1,391 instances x 230), one outer 10-fold training
+part (fold 0, seed 0), min-max scaled, ReliefF-MI adapted 50 % filter (115 genes; 70 % for musk) --
+the hydr-images / hydr-drug setting of config/paper/hydr.yaml -- and the inner 3-fold split HyDR-MI
+uses (``--fitness train``: the resubstitution estimate instead). Chromosomes: the GA's own, i.e.
+the distinct chromosomes of a paper-size GA run (population 100, 50 generations, one seed) driven
+by the fast MI-Simple (tree) fitness; that run also gives the number of distinct evaluations per GA
+run (cache hits excluded). Each classifier scores the first ``--evals`` of them (fewer for the
+costly ones) by both paths; the fitnesses must agree. Per GA run = CPU per evaluation x evaluations
+per run (extrapolated: a paper GA run of EM-DD takes hours on this machine); the paper runs 5 seeds
 per outer fold, 10 folds.
 
 ``--full-run``: also one whole HyDR-MI fit (ReliefF-MI + a paper-size GA, one seed) per
@@ -21,11 +21,12 @@ select the same subset.
 MI-Simple (tree) for the GA and the final model, REDUCED GA (``--population`` 50,
 ``--generations`` 20, one seed), with the selected subset sizes and the selector's CPU.
 
-``--warm``: warm starts (issue #17 item 2) of the ``--classifiers`` that have them (emdd, milr),
+``--warm``: warm starts (issue #17 item 2) of the ``--classifiers`` that have them (emdd, midd,
+mdd, milr),
 measured on GA runs rather than on a fixed chromosome list (a warm fit depends on the run's
 history): one HyDR-MI GA (``--population``, ``--generations``, one seed) on the elephant
 training part above per ``--settings`` entry -- ``cold`` (warm_start False, the reference) or
-``warmN`` (warm_start True, N data-driven EM-DD restarts added to the warm start) -- with its
+``warmN`` (warm_start True, N data-driven DD restarts added to the warm start) -- with its
 distinct evaluations, CPU per evaluation and best inner fitness; per paper GA run = CPU per
 evaluation x the paper-size run's evaluations (the MI-Simple-driven run above).
 
@@ -34,19 +35,20 @@ of its 19 classifiers and five data sets (CPU per evaluation, fast path where of
 distinct evaluations of a paper-size GA run on that data set x 5 seeds x 10 folds), in
 CPU-days, with the total and that of config/reduced/hydr-6-classifiers.yaml's six.
 
-``--warm-study``: the outer ``--outer``-fold CV test accuracy of HyDR-MI + EM-DD (the GA's and
-the final classifier) per ``--settings`` entry on ``--datasets`` (elephant, musk1), REDUCED GA
-(``--population``, ``--generations``, one seed), with subset sizes, inner fitness,
-evaluations and the selector's CPU.
+``--warm-study``: the outer ``--outer``-fold CV test accuracy of HyDR-MI + each warm-startable
+``--classifiers`` entry (default emdd; the GA's and the final classifier) per ``--settings``
+entry on ``--datasets`` (elephant, musk1), REDUCED GA (``--population``, ``--generations``,
+one seed), with subset sizes, inner fitness, evaluations and the selector's CPU.
 
 Usage: python benchmarks/bench_hydr_ga.py [--data ../shared/data] [--evals 200]
        [--classifiers mi-simple mi-wrapper emdd mi-boost citation-knn] [--fitness cv]
        [--dataset elephant]
        [--full-run]
        python benchmarks/bench_hydr_ga.py --fitness-study [--population 50] [--generations 20]
-       python benchmarks/bench_hydr_ga.py --warm --classifiers emdd milr [--population 20]
+       python benchmarks/bench_hydr_ga.py --warm --classifiers emdd midd mdd milr [--population 20]
            [--generations 10] [--settings cold warm2 warm0]
        python benchmarks/bench_hydr_ga.py --warm-study [--outer 5] [--datasets musk1]
+           [--classifiers emdd midd mdd]
            [--settings cold warm2 warm0]
        python benchmarks/bench_hydr_ga.py --budget [--evals 20] [--cap 8] [--fitness cv]
            [--datasets elephant tiger fox musk1 musk2]
@@ -71,8 +73,10 @@ CLASSIFIERS = {
                  0.1),
     "citation-knn": ({"name": "citation-knn", "references": 2, "citers": 4}, 0.1),
     "milr": ({"name": "milr", "combine": "noisy-or"}, 0.2),
+    "midd": ({"name": "midd"}, 0.05),
+    "mdd": ({"name": "mdd"}, 0.05),
 }
-WARM = ("emdd", "milr")          # classifiers with a warm_fitness_evaluator hook
+WARM = ("emdd", "midd", "mdd", "milr")     # classifiers with a warm_fitness_evaluator hook
 
 
 def setup(data, fitness, dataset="elephant"):
@@ -128,11 +132,12 @@ CONFIG = Path(__file__).resolve().parents[1] / "config"
 
 
 def budget(data, datasets, evals, cap, fitness="cv"):
-    """CPU of config/paper/hydr.yaml's HyDR-MI cells at the paper's protocol, per classifier of
-    its zoo and data set: CPU per fitness evaluation (the classifier's fast path where it has
-    one; at most ``evals`` chromosomes of a paper-size GA run, stopping after ``cap`` CPU s)
-    x that run's distinct evaluations x 5 seeds x 10 folds; ``fitness`` as HyDR-MI's.  The GA's fitness is > 99 % of
-    a HyDR-MI cell; the final fits and the ReliefF-MI / all-features cells are not counted."""
+    """CPU of config/paper/hydr.yaml's HyDR-MI cells at the paper's protocol, per classifier of its
+    zoo and data set: CPU per fitness evaluation (the classifier's fast path where it has one; at
+    most ``evals`` chromosomes of a paper-size GA run, stopping after ``cap`` CPU s) x that run's
+    distinct evaluations x 5 seeds x 10 folds; ``fitness`` as HyDR-MI's.  The GA's fitness is
+    over 99 % of a HyDR-MI cell; the final fits and the ReliefF-MI / all-features cells are not
+    counted."""
     import yaml
 
     from milbench.pipeline import expand_grid, label
@@ -146,7 +151,8 @@ def budget(data, datasets, evals, cap, fitness="cv"):
     hydr_spec = cfg["experiments"]["hydr-images"]["selectors"][2]
     folds_x_seeds = (cfg["experiments"]["hydr-images"]["protocol"]["folds"]
                      * hydr_spec["n_seeds"])
-    print(f"config/paper/hydr.yaml, fitness {fitness}: {len(zoo)} classifiers; per (classifier, data set) "
+    print(f"config/paper/hydr.yaml, fitness {fitness}: {len(zoo)} classifiers; "
+          "per (classifier, data set) "
           f"{folds_x_seeds} GA runs (10 folds x {hydr_spec['n_seeds']} seeds) of population "
           f"{hydr_spec['population_size']} x {hydr_spec['n_generations']} generations")
     cpu = {}                                                # (classifier, dataset) -> CPU s
@@ -269,21 +275,24 @@ def parse_setting(setting):
     raise SystemExit(f"--settings: 'cold' or 'warm<restarts>' (e.g. warm2), got {setting!r}")
 
 
-def warm_study(data, population, generations, n_folds, settings, datasets):
-    from milbench.classifiers.diverse_density import EMDD
+def warm_study(data, population, generations, n_folds, settings, datasets, names=("emdd",)):
+    from milbench.registry import make
     from milbench.selectors.hydr import HyDRMI
 
-    print(f"HyDR-MI + EM-DD, outer {n_folds}-fold CV, GA population {population}, "
-          f"{generations} generations, 1 seed")
-    print(f"{'dataset':<10}{'setting':<8}" + STUDY_HEADER, flush=True)
-    for name in datasets:
-        percent = 0.7 if name.startswith("musk") else 0.5
-        for setting in settings:
-            res = outer_cv(name, data, n_folds, lambda f: HyDRMI(
-                classifier={"name": "emdd"}, percent=percent, population_size=population,
-                n_generations=generations, n_seeds=1, random_state=f,
-                **parse_setting(setting)), lambda: EMDD(random_state=0))
-            print(f"{name:<10}{setting:<8}" + study_row(*res), flush=True)
+    for clf in names:
+        spec = CLASSIFIERS[clf][0]
+        print(f"HyDR-MI + {clf}, outer {n_folds}-fold CV, GA population {population}, "
+              f"{generations} generations, 1 seed")
+        print(f"{'dataset':<10}{'setting':<8}" + STUDY_HEADER, flush=True)
+        for name in datasets:
+            percent = 0.7 if name.startswith("musk") else 0.5
+            for setting in settings:
+                res = outer_cv(name, data, n_folds, lambda f: HyDRMI(
+                    classifier=spec, percent=percent, population_size=population,
+                    n_generations=generations, n_seeds=1, random_state=f,
+                    **parse_setting(setting)),
+                    lambda: make("classifier", {**spec, "random_state": 0}))
+                print(f"{name:<10}{setting:<8}" + study_row(*res), flush=True)
 
 
 def warm_runs(data, names, population, generations, settings, n_run):
@@ -334,7 +343,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--evals", type=int, default=200)
-    ap.add_argument("--classifiers", nargs="*", default=list(CLASSIFIERS))
+    ap.add_argument("--classifiers", nargs="*", default=None)
     ap.add_argument("--fitness", choices=("cv", "train"), default="cv")
     ap.add_argument("--fitness-study", action="store_true")
     ap.add_argument("--full-run", action="store_true")
@@ -352,12 +361,14 @@ def main():
     ap.add_argument("--dataset", default="elephant",
                     help="data set of the per-evaluation table (musk*: 70 %% filter, else 50 %%)")
     args = ap.parse_args()
+    chosen = args.classifiers or list(CLASSIFIERS)
     if args.fitness_study:
         return fitness_study(args.data, args.population, args.generations,
                              args.datasets or STUDY_DATASETS)
     if args.warm_study:
         return warm_study(args.data, args.population, args.generations, args.outer,
-                          args.settings, args.datasets or STUDY_DATASETS)
+                          args.settings, args.datasets or STUDY_DATASETS,
+                          [n for n in args.classifiers or ["emdd"] if n in WARM])
 
     if args.budget:
         return budget(args.data, args.datasets or DATASETS, args.evals, args.cap, args.fitness)
@@ -374,9 +385,9 @@ def main():
     print(f"one GA run (population 100, 50 generations): {n_run} distinct evaluations, "
           f"{n_hits} cache hits; MI-Simple(tree) fast path {ga_cpu:.1f} s CPU in total")
 
-    print("" if args.warm else f"{'classifier':<14}{'evals':>6}{'ref ms/eval':>13}{'fast ms/eval':>14}{'ratio':>7}"
-          f"{'ref s/GA run':>14}{'fast s/GA run':>15}")
-    for name in [] if args.warm else args.classifiers:
+    print("" if args.warm else f"{'classifier':<14}{'evals':>6}{'ref ms/eval':>13}"
+          f"{'fast ms/eval':>14}{'ratio':>7}{'ref s/GA run':>14}{'fast s/GA run':>15}")
+    for name in [] if args.warm else chosen:
         spec, share = CLASSIFIERS[name]
         clf = hydr.set_params(classifier=spec)._make_classifier(int(seeds[0]))
         masks = seen[:max(3, int(args.evals * share))]
@@ -396,10 +407,10 @@ def main():
               f"{(f'{f * 1e3:.2f}' if has_fast else 'none'):>14}{r / f:>7.2f}"
               f"{r * n_run:>14.1f}{f * n_run:>15.1f}")
     if args.warm:
-        return warm_runs(args.data, [n for n in args.classifiers if n in WARM],
+        return warm_runs(args.data, [n for n in chosen if n in WARM],
                          args.population, args.generations, args.settings, n_run)
     if args.full_run:
-        full_runs(args.data, [n for n in args.classifiers if n in ("mi-simple", "mi-wrapper")],
+        full_runs(args.data, [n for n in chosen if n in ("mi-simple", "mi-wrapper")],
                   args.fitness)
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from joblib import parallel_config
 
-from milbench.classifiers.diverse_density import EMDD, WarmEMDD
+from milbench.classifiers.diverse_density import EMDD, MDD, MIDD, WarmDD, scaled_sq_dists
 from milbench.classifiers.milr import MILR, WarmMILR, milr_loss_grad
 from milbench.classifiers.simple import MISimple
 from milbench.classifiers.warm import restrict
@@ -27,10 +27,16 @@ def _evaluators(clf, restarts=2):
             fitness_evaluator(clf, X, offsets, y, folds), X.shape[1])
 
 
-@pytest.mark.parametrize("kw", [{}, {"threshold": "train", "select": "nldd"}])
-def test_warm_emdd_cold_fit_equals_reference_refit(kw):
-    warm, ref, d = _evaluators(EMDD(**{**EMDD_SMALL, **kw}))
-    assert isinstance(warm, WarmEMDD) and isinstance(ref, RefitEvaluator)  # no exact hook
+GLOBAL_SMALL = dict(max_starts=6, max_iter=40, screen_iter=5, n_refine=3, random_state=0)
+DD = [EMDD(**EMDD_SMALL), EMDD(**EMDD_SMALL, threshold="train", select="nldd"),
+      MIDD(**GLOBAL_SMALL), MIDD(**GLOBAL_SMALL, threshold=0.5, bag_rule="noisy-or"),
+      MDD(**GLOBAL_SMALL), MDD(**GLOBAL_SMALL, threshold="train")]
+
+
+@pytest.mark.parametrize("clf", DD, ids=lambda c: f"{type(c).__name__}-{c.threshold}")
+def test_warm_dd_cold_fit_equals_reference_refit(clf):
+    warm, ref, d = _evaluators(clf)
+    assert isinstance(warm, WarmDD) and isinstance(ref, RefitEvaluator)  # no exact hook
     rng = np.random.default_rng(0)
     for _ in range(4):
         cols = np.flatnonzero(rng.random(d) < 0.5)
@@ -89,6 +95,23 @@ def test_warm_start_restricts_the_source_and_never_ends_worse_than_it():
         start = clf._estep(Xs, Xs * Xs, off, ypos, a[None], c[None])[1][0]
         kept = clf._estep(Xs, Xs * Xs, off, ypos, hyp[f, :1], hyp[f, 1:])[1][0]
         assert kept <= start
+
+
+@pytest.mark.parametrize("cls", [MIDD, MDD])
+def test_warm_global_dd_never_ends_worse_than_its_start(cls):
+    """MIDD / MDD from the restricted source alone (no restarts): L-BFGS descends, so the kept
+    hypothesis' whole-data NLDD on each fold is at most the warm start's."""
+    clf = cls(**GLOBAL_SMALL)
+    warm, _, _ = _evaluators(clf, restarts=0)
+    parent, child = np.array([0, 1, 2, 3, 6, 9]), np.array([0, 1, 3, 6, 9, 11])
+    _, source = warm.predict_warm(parent, None)
+    _, (_, hyp) = warm.predict_warm(child, source)
+    for f, (Xs_all, po, _, _, no, *_rest) in enumerate(warm.folds):
+        Xs = Xs_all[:, child]
+        a, c = warm._warm_start(source, f, child, Xs, po[-1])
+        nldd = [clf._nldd(scaled_sq_dists(Xs, A[None], B[None]), po, no)[0][0]
+                for A, B in ((a, c), (hyp[f, 0], hyp[f, 1]))]
+        assert nldd[1] <= nldd[0]
 
 
 def test_warm_sources_are_the_closest_chromosome_of_earlier_generations():

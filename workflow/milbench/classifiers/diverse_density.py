@@ -261,6 +261,12 @@ class _DDBase(MILClassifier):
         mu, sd = self._standardize(X)
         return (X - mu) / sd, po, no, mu, sd
 
+    @staticmethod
+    def _layout_index(po, no):
+        """Bag offsets of the whole layout and the positive-bag mask."""
+        off = np.concatenate([po, po[-1] + no[1:]])
+        return off, np.arange(len(off) - 1) < len(po) - 1
+
     def _starts(self, Xs, pos_offsets, rng):
         """Starting targets: all instances of ``start_bags`` random positive bags (or of the
         largest positive bag(s) for "largest", of every positive bag for None), then at most
@@ -300,13 +306,15 @@ class _DDBase(MILClassifier):
         """(1, n_bags) log P_i of the fitted concept under the bag rule."""
         return bag_log_prob(*stack(bags), self.scale_, self.offset_, rule or self._bag_rule)
 
+    def _log_threshold(self, scores, y01):
+        """Log-threshold for the training bags' (1, n) log-probabilities ``scores``."""
+        if self.threshold == "train":
+            return float(best_thresholds(scores, y01, prefer=np.log(0.5))[1][0])
+        return float(np.log(self.threshold))
+
     def _set_threshold(self, bags, y01):
         scores = self._bag_log_prob(bags)
-        if self.threshold == "train":
-            acc, thr = best_thresholds(scores, y01, prefer=np.log(0.5))
-            self.log_threshold_ = float(thr[0])
-        else:
-            self.log_threshold_ = float(np.log(self.threshold))
+        self.log_threshold_ = self._log_threshold(scores, y01)
         return scores
 
     def _decision(self, bags):
@@ -340,37 +348,61 @@ class _GlobalDD(_DDBase):
 
     _nldd = staticmethod(noisy_or_nldd)
 
-    def _fit(self, bags, y01):
-        self._check_threshold()
-        rng = np.random.default_rng(self.random_state)
-        Xs, po, no, mu, sd = self._layout(bags, y01)
+    def _optimise(self, Xs, po, no, A0, B0):
+        """L-BFGS of the negative log-DD from the stacked starts (scales ``A0``, offsets ``B0``,
+        a block of ``_BLOCK`` starts at a time): ``screen_iter`` iterations each, then the
+        ``n_refine`` lowest continued to ``max_iter``.  Returns (A, Bo, L, L-BFGS iterations)."""
         X2 = Xs * Xs
-        P = self._starts(Xs, po, rng)
 
         def fun_grad(A, Bo):
             D = scaled_sq_dists(Xs, A, Bo, X2)
             L, C = self._nldd(D, po, no)
             return (L, *grad_from_dist_coef(C, Xs, A, Bo, X2))
 
-        refine = self.n_refine is not None and len(P) > int(self.n_refine)
+        refine = self.n_refine is not None and len(A0) > int(self.n_refine)
         first_iter = self.screen_iter if refine else self.max_iter
-        As, Bs, Ls, its = [], [], [], []
-        for a in range(0, len(P), _BLOCK):
-            A0 = np.full_like(P[a:a + _BLOCK], float(self.scale_init))
-            A, Bo, L, nit = lbfgs_stacked(fun_grad, A0, A0 * P[a:a + _BLOCK], first_iter)
-            As.append(A), Bs.append(Bo), Ls.append(L), its.append(nit)
+        As, Bs, Ls, its = [], [], [], 0
+        for a in range(0, len(A0), _BLOCK):
+            A, Bo, L, nit = lbfgs_stacked(fun_grad, A0[a:a + _BLOCK], B0[a:a + _BLOCK],
+                                          first_iter)
+            As.append(A), Bs.append(Bo), Ls.append(L)
+            its += nit
         A, Bo, L = np.vstack(As), np.vstack(Bs), np.concatenate(Ls)
         if refine:                          # continue only the most promising starts
             keep = np.argsort(L, kind="stable")[:int(self.n_refine)]
             A, Bo, L, nit = lbfgs_stacked(fun_grad, A[keep], Bo[keep], self.max_iter)
-            its.append(nit)
+            its += nit
+        return A, Bo, L, its
+
+    def _kept(self, fold, cols, A0, B0):
+        """HyDR-MI's warm evaluator (:class:`WarmDD`): the kept hypothesis (scale, offset on
+        the standardised ``cols``) and log-threshold of a fit on one inner ``fold``."""
+        Xs, po, _, _, no, mu, sd, Xt, ot, yt = fold[:10]
+        A, Bo, L, _ = self._optimise(Xs[:, cols], po, no, A0, B0)
+        best = int(np.argmin(L))
+        scale, offset = raw_concept(A[best], Bo[best], mu[cols], sd[cols])
+        scores = bag_log_prob(Xt[:, cols], ot, scale, offset, self._bag_rule)
+        return A[best], Bo[best], self._log_threshold(scores, yt)
+
+    def warm_fitness_evaluator(self, X, offsets, y, folds, restarts=2):
+        """HyDR-MI's warm-started subset fitness (issue #17): a :class:`WarmDD` on the inner
+        ``folds``; None when ``random_state`` is neither None nor an int (shared state)."""
+        return warm_dd(self, X, offsets, y, folds, restarts)
+
+    def _fit(self, bags, y01):
+        self._check_threshold()
+        rng = np.random.default_rng(self.random_state)
+        Xs, po, no, mu, sd = self._layout(bags, y01)
+        P = self._starts(Xs, po, rng)
+        A0 = np.full_like(P, float(self.scale_init))
+        A, Bo, L, its = self._optimise(Xs, po, no, A0, A0 * P)
         best = int(np.argmin(L))
         self._fold(A[best], Bo[best], mu, sd)
         scores = self._set_threshold(bags, y01)
         train_acc = float(np.mean((scores[0] > self.log_threshold_) == (y01 == 1)))
         self.nldd_ = float(L[best])
         self.diagnostics_ = {"n_starts": int(len(P)), "nldd": self.nldd_,
-                             "lbfgs_iterations": int(sum(its)), "train_accuracy": train_acc,
+                             "lbfgs_iterations": int(its), "train_accuracy": train_acc,
                              "log_threshold": self.log_threshold_}
 
 
@@ -536,12 +568,6 @@ class EMDD(_DDBase):
             best = int(np.argmin(nldd))
         return best, acc, thr
 
-    @staticmethod
-    def _layout_index(po, no):
-        """Bag offsets of the whole layout and the positive-bag mask."""
-        off = np.concatenate([po, po[-1] + no[1:]])
-        return off, np.arange(len(off) - 1) < len(po) - 1
-
     def _fit(self, bags, y01):
         self._check_threshold()
         self._check_select()
@@ -563,29 +589,45 @@ class EMDD(_DDBase):
                              "lbfgs_iterations": int(lbfgs_its),
                              "log_threshold": self.log_threshold_}
 
+    def _kept(self, fold, cols, A0, B0):
+        """HyDR-MI's warm evaluator (:class:`WarmDD`): the kept hypothesis (scale, offset on
+        the standardised ``cols``) and log-threshold of EM on one inner ``fold``."""
+        Xs, _, off, ypos = fold[:4]
+        Xs = Xs[:, cols]
+        A, Bo, nldd, dmin, _, _ = self._em(Xs, Xs * Xs, off, ypos, A0, B0)
+        best, _, thr = self._select(nldd, dmin, ypos)
+        return A[best], Bo[best], float(thr[best])
+
     def warm_fitness_evaluator(self, X, offsets, y, folds, restarts=2):
-        """HyDR-MI's warm-started subset fitness (issue #17): a :class:`WarmEMDD` on the inner
+        """HyDR-MI's warm-started subset fitness (issue #17): a :class:`WarmDD` on the inner
         ``folds``; None when ``random_state`` is neither None nor an int (shared state)."""
-        if not (self.random_state is None or isinstance(self.random_state, (int, np.integer))):
-            return None
-        self._check_threshold()
         self._check_select()
-        return WarmEMDD(self, X, offsets, y, folds, restarts)
+        return warm_dd(self, X, offsets, y, folds, restarts)
 
 
-class WarmEMDD:
-    """EM-DD fitness of feature subsets on HyDR-MI's inner folds, with warm starts.
+def warm_dd(clf, X, offsets, y, folds, restarts):
+    """A :class:`WarmDD` for ``clf``, or None when its ``random_state`` is shared state."""
+    if not (clf.random_state is None or isinstance(clf.random_state, (int, np.integer))):
+        return None
+    clf._check_threshold()
+    return WarmDD(clf, X, offsets, y, folds, restarts)
+
+
+class WarmDD:
+    """Diverse-density fitness (EM-DD, MIDD, MDD) of feature subsets on HyDR-MI's inner folds,
+    with warm starts.
 
     Each fold's training bags are laid out and standardised once for all features (a subset's
     standardisation is those columns).  ``predict_warm(cols, None)`` is the cold fit: every
-    data-driven start, the same predictions as refitting :class:`EMDD` on the subset.
+    data-driven start, the same predictions as refitting the classifier on the subset.
     ``predict_warm(cols, source)``, ``source`` being the state returned for a related subset,
-    runs EM per fold from the source's fitted hypothesis restricted to ``cols`` -- a feature the
-    source lacked starts at the value of the positive instance nearest to that hypothesis (on
-    the shared features) with scale ``scale_init``, as a data-driven start would -- plus
-    ``restarts`` of the data-driven starts (a random draw from them, seeded like the cold fit);
-    ``select`` keeps one start as in :meth:`EMDD.fit`.  Returns (pooled 0/1 predictions on the
-    validation bags, state = (cols, (n_folds, 2, len(cols)) kept scales and offsets)).
+    starts the search (EM-DD: EM; MIDD / MDD: L-BFGS of the whole-data NLDD) per fold from the
+    source's kept hypothesis restricted to ``cols`` -- a feature the source lacked starts at the
+    value of the positive instance nearest to that hypothesis (on the shared features) with
+    scale ``scale_init``, as a data-driven start would -- plus ``restarts`` of the data-driven
+    starts (a random draw from them, seeded like the cold fit); the hypothesis is kept as in the
+    classifier's ``fit``.  Returns (pooled 0/1 predictions on the validation bags, state =
+    (cols, (n_folds, 2, len(cols)) kept scales and offsets)).
     """
 
     def __init__(self, clf, X, offsets, y, folds, restarts=2):
@@ -596,7 +638,8 @@ class WarmEMDD:
         for tr, va in folds:
             Xs, po, no, mu, sd = clf._layout([bags[i] for i in tr], y[tr])
             off, ypos = clf._layout_index(po, no)
-            self.folds.append((Xs, po, off, ypos, mu, sd, *stack([bags[i] for i in va])))
+            self.folds.append((Xs, po, off, ypos, no, mu, sd, *stack([bags[i] for i in tr]),
+                               y[tr], *stack([bags[i] for i in va])))
 
     def _warm_start(self, source, f, cols, Xs, n_pos):
         """The source's fold-``f`` hypothesis on ``cols`` (scale a, offset c = a·t)."""
@@ -608,8 +651,8 @@ class WarmEMDD:
     def predict_warm(self, cols, source=None):
         clf, cols = self.clf, np.asarray(cols)
         preds, kept = [], []
-        for f, (Xs_all, po, off, ypos, mu, sd, Xv, ov) in enumerate(self.folds):
-            Xs = Xs_all[:, cols]
+        for f, fold in enumerate(self.folds):
+            Xs, po = fold[0][:, cols], fold[1]
             rng = np.random.default_rng(clf.random_state)
             P = clf._starts(Xs, po, rng)
             A0 = np.full_like(P, float(clf.scale_init))
@@ -618,10 +661,9 @@ class WarmEMDD:
                 pick = np.sort(rng.choice(len(P), size=min(self.restarts, len(P)), replace=False))
                 a, c = self._warm_start(source, f, cols, Xs, po[-1])
                 A0, B0 = np.vstack([a, A0[pick]]), np.vstack([c, B0[pick]])
-            A, Bo, nldd, dmin, _, _ = clf._em(Xs, Xs * Xs, off, ypos, A0, B0)
-            best, _, thr = clf._select(nldd, dmin, ypos)
-            scale, offset = raw_concept(A[best], Bo[best], mu[cols], sd[cols])
-            logp = bag_log_prob(Xv[:, cols], ov, scale, offset, "max")[0]
-            preds.append(logp - float(thr[best]) > 0)
-            kept.append((A[best], Bo[best]))
+            A, Bo, log_thr = clf._kept(fold, cols, A0, B0)
+            scale, offset = raw_concept(A, Bo, fold[5][cols], fold[6][cols])
+            logp = bag_log_prob(fold[-2][:, cols], fold[-1], scale, offset, clf._bag_rule)[0]
+            preds.append(logp - log_thr > 0)
+            kept.append((A, Bo))
         return np.concatenate(preds), (cols, np.array(kept))

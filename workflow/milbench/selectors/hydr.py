@@ -48,11 +48,11 @@ Readings of the paper / JCLEC and departures (documented choices):
   ``fast_fitness=False``) for every chromosome (tested; Citation-kNN under ``fitness="train"``
   against the documented tie rule, which the reference's two tables break by rounding).
 * Warm starts (``warm_start=True``, off by default; issue #17): an iterative classifier with a
-  ``warm_fitness_evaluator`` hook (EM-DD, MILR) fits a new chromosome, on each inner fold, from
-  the model it kept for the closest chromosome (Hamming distance) met earlier in the same GA run
-  -- restricted to the child's features, new features started from the data (EM-DD: a positive
-  instance's value, scale 1; MILR: weight 0) -- plus, for EM-DD, only ``warm_restarts`` of its
-  usual starting points.  A run's first population is fitted cold
+  ``warm_fitness_evaluator`` hook (EM-DD, MIDD, MDD, MILR) fits a new chromosome, on each inner
+  fold, from the model it kept for the closest chromosome (Hamming distance) met earlier in the
+  same GA run -- restricted to the child's features, new features started from the data (the
+  DD family: a positive instance's value, scale 1; MILR: weight 0) -- plus, for the DD family,
+  only ``warm_restarts`` of its usual starting points.  A run's first population is fitted cold
   (every start, as the reference).  The fitness then depends on the run's history, not only on
   the subset, so it is a departure from the paper (faster, measured in
   benchmarks/bench_hydr_ga.py); it stays deterministic and independent of ``n_jobs``.
@@ -344,10 +344,10 @@ class HyDRMI(FeatureSubsetTransformer):
     fast_fitness : use the classifier's ``fitness_evaluator`` hook when it has one (same
         fitness as the reference refit path, tested); False forces the reference path.
     warm_start : False (default, the paper's setting: every chromosome is fitted from scratch)
-        | True: a classifier with a ``warm_fitness_evaluator`` hook (EM-DD, MILR) fits a new
-        chromosome from the fitted model of the closest chromosome seen earlier in the run
-        (EM-DD: plus ``warm_restarts`` of its usual starts).  Faster; the fitness is then not
-        a pure function of the subset.  Other classifiers ignore it (``hydr_warm_start`` = 0).
+        | True: a classifier with a ``warm_fitness_evaluator`` hook (EM-DD, MIDD, MDD, MILR)
+        fits a new chromosome from the fitted model of the closest chromosome seen earlier in
+        the run (the DD family: plus ``warm_restarts`` of its usual starts).  Faster; the
+        fitness is then not a pure function of the subset.  Other classifiers ignore it (``hydr_warm_start`` = 0).
     n_jobs : joblib workers for fitness evaluations (None = 1).
     random_state : seeds ReliefF-MI sampling, inner folds, GA runs and the classifier.
 
