@@ -34,6 +34,8 @@ bags for AUROC.  ``decision_instances`` gives log p_ij (minus the same threshold
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from scipy.optimize import minimize
 from sklearn.utils.metaestimators import available_if
@@ -376,13 +378,14 @@ class _GlobalDD(_DDBase):
 
     def _kept(self, fold, cols, A0, B0):
         """HyDR-MI's warm evaluator (:class:`WarmDD`): the kept hypothesis (scale, offset on
-        the standardised ``cols``) and log-threshold of a fit on one inner ``fold``."""
-        Xs, po, _, _, no, mu, sd, Xt, ot, yt = fold[:10]
-        A, Bo, L, _ = self._optimise(Xs[:, cols], po, no, A0, B0)
+        the standardised ``cols``) and log-threshold of a fit on one inner :class:`DDFold`
+        from the starts (A0, B0), as :meth:`_fit` keeps it."""
+        A, Bo, L, _ = self._optimise(fold.Xs[:, cols], fold.po, fold.no, A0, B0)
         best = int(np.argmin(L))
-        scale, offset = raw_concept(A[best], Bo[best], mu[cols], sd[cols])
-        scores = bag_log_prob(Xt[:, cols], ot, scale, offset, self._bag_rule)
-        return A[best], Bo[best], self._log_threshold(scores, yt)
+        scale, offset = raw_concept(A[best], Bo[best], fold.mu[cols], fold.sd[cols])
+        scores = bag_log_prob(fold.X_train[:, cols], fold.off_train, scale, offset,
+                              self._bag_rule)
+        return A[best], Bo[best], self._log_threshold(scores, fold.y_train)
 
     def warm_fitness_evaluator(self, X, offsets, y, folds, restarts=2):
         """HyDR-MI's warm-started subset fitness (issue #17): a :class:`WarmDD` on the inner
@@ -591,11 +594,11 @@ class EMDD(_DDBase):
 
     def _kept(self, fold, cols, A0, B0):
         """HyDR-MI's warm evaluator (:class:`WarmDD`): the kept hypothesis (scale, offset on
-        the standardised ``cols``) and log-threshold of EM on one inner ``fold``."""
-        Xs, _, off, ypos = fold[:4]
-        Xs = Xs[:, cols]
-        A, Bo, nldd, dmin, _, _ = self._em(Xs, Xs * Xs, off, ypos, A0, B0)
-        best, _, thr = self._select(nldd, dmin, ypos)
+        the standardised ``cols``) and log-threshold of EM on one inner :class:`DDFold` from the
+        starts (A0, B0), as :meth:`_fit` keeps it."""
+        Xs = fold.Xs[:, cols]
+        A, Bo, nldd, dmin, _, _ = self._em(Xs, Xs * Xs, fold.off, fold.ypos, A0, B0)
+        best, _, thr = self._select(nldd, dmin, fold.ypos)
         return A[best], Bo[best], float(thr[best])
 
     def warm_fitness_evaluator(self, X, offsets, y, folds, restarts=2):
@@ -611,6 +614,24 @@ def warm_dd(clf, X, offsets, y, folds, restarts):
         return None
     clf._check_threshold()
     return WarmDD(clf, X, offsets, y, folds, restarts)
+
+
+class DDFold(NamedTuple):
+    """One inner fold of :class:`WarmDD`: the training bags' standardised layout (instances,
+    positive / negative offsets, whole-layout offsets and positive-bag mask, μ, σ), the raw
+    training bags (stacked, labels) and the raw validation bags (stacked)."""
+    Xs: np.ndarray
+    po: np.ndarray
+    off: np.ndarray
+    ypos: np.ndarray
+    no: np.ndarray
+    mu: np.ndarray
+    sd: np.ndarray
+    X_train: np.ndarray
+    off_train: np.ndarray
+    y_train: np.ndarray
+    X_val: np.ndarray
+    off_val: np.ndarray
 
 
 class WarmDD:
@@ -638,8 +659,9 @@ class WarmDD:
         for tr, va in folds:
             Xs, po, no, mu, sd = clf._layout([bags[i] for i in tr], y[tr])
             off, ypos = clf._layout_index(po, no)
-            self.folds.append((Xs, po, off, ypos, no, mu, sd, *stack([bags[i] for i in tr]),
-                               y[tr], *stack([bags[i] for i in va])))
+            self.folds.append(DDFold(Xs, po, off, ypos, no, mu, sd,
+                                     *stack([bags[i] for i in tr]), y[tr],
+                                     *stack([bags[i] for i in va])))
 
     def _warm_start(self, source, f, cols, Xs, n_pos):
         """The source's fold-``f`` hypothesis on ``cols`` (scale a, offset c = a·t)."""
@@ -652,7 +674,7 @@ class WarmDD:
         clf, cols = self.clf, np.asarray(cols)
         preds, kept = [], []
         for f, fold in enumerate(self.folds):
-            Xs, po = fold[0][:, cols], fold[1]
+            Xs, po = fold.Xs[:, cols], fold.po
             rng = np.random.default_rng(clf.random_state)
             P = clf._starts(Xs, po, rng)
             A0 = np.full_like(P, float(clf.scale_init))
@@ -662,8 +684,9 @@ class WarmDD:
                 a, c = self._warm_start(source, f, cols, Xs, po[-1])
                 A0, B0 = np.vstack([a, A0[pick]]), np.vstack([c, B0[pick]])
             A, Bo, log_thr = clf._kept(fold, cols, A0, B0)
-            scale, offset = raw_concept(A, Bo, fold[5][cols], fold[6][cols])
-            logp = bag_log_prob(fold[-2][:, cols], fold[-1], scale, offset, clf._bag_rule)[0]
+            scale, offset = raw_concept(A, Bo, fold.mu[cols], fold.sd[cols])
+            logp = bag_log_prob(fold.X_val[:, cols], fold.off_val, scale, offset,
+                                clf._bag_rule)[0]
             preds.append(logp - log_thr > 0)
             kept.append((A, Bo))
         return np.concatenate(preds), (cols, np.array(kept))
