@@ -22,13 +22,12 @@ MI-Simple (tree) for the GA and the final model, REDUCED GA (``--population`` 50
 ``--generations`` 20, one seed), with the selected subset sizes and the selector's CPU.
 
 ``--warm``: warm starts (issue #17 item 2) of the ``--classifiers`` that have them (emdd, midd,
-mdd, milr),
-measured on GA runs rather than on a fixed chromosome list (a warm fit depends on the run's
-history): one HyDR-MI GA (``--population``, ``--generations``, one seed) on the elephant
-training part above per ``--settings`` entry -- ``cold`` (warm_start False, the reference) or
-``warmN`` (warm_start True, N data-driven DD restarts added to the warm start) -- with its
-distinct evaluations, CPU per evaluation and best inner fitness; per paper GA run = CPU per
-evaluation x the paper-size run's evaluations (the MI-Simple-driven run above).
+mdd, milr), measured on GA runs rather than on a fixed chromosome list (a warm fit depends on
+the run's history): one HyDR-MI GA (``--population``, ``--generations``, one seed) on the
+elephant training part above per ``--settings`` entry -- ``cold`` (warm_start False, the
+reference) or ``warmN`` (warm_start True, N data-driven DD restarts added to the warm start) --
+with its distinct evaluations, CPU per evaluation and best inner fitness; per paper GA run = CPU
+per evaluation x the paper-size run's evaluations (the MI-Simple-driven run above).
 
 ``--budget``: CPU of config/paper/hydr.yaml's HyDR-MI cells at the paper's protocol for each
 of its 19 classifiers and five data sets (CPU per evaluation, fast path where offered, x the
@@ -149,12 +148,12 @@ def budget(data, datasets, evals, cap, fitness="cv"):
            ["classifiers"] for e in expand_grid(c)}
     zoo = [e for c in cfg["experiments"]["hydr-images"]["classifiers"] for e in expand_grid(c)]
     hydr_spec = cfg["experiments"]["hydr-images"]["selectors"][2]
-    folds_x_seeds = (cfg["experiments"]["hydr-images"]["protocol"]["folds"]
-                     * hydr_spec["n_seeds"])
-    print(f"config/paper/hydr.yaml, fitness {fitness}: {len(zoo)} classifiers; "
-          "per (classifier, data set) "
-          f"{folds_x_seeds} GA runs (10 folds x {hydr_spec['n_seeds']} seeds) of population "
-          f"{hydr_spec['population_size']} x {hydr_spec['n_generations']} generations")
+    n_folds = cfg["experiments"]["hydr-images"]["protocol"]["folds"]
+    folds_x_seeds = n_folds * hydr_spec["n_seeds"]
+    print(f"config/paper/hydr.yaml, fitness {fitness}: {len(zoo)} classifiers; per (classifier, "
+          f"data set) {folds_x_seeds} GA runs ({n_folds} folds x {hydr_spec['n_seeds']} seeds) "
+          f"of population {hydr_spec['population_size']} x {hydr_spec['n_generations']} "
+          "generations")
     cpu = {}                                                # (classifier, dataset) -> CPU s
     for name in datasets:
         hydr, seeds, X, offsets, y, folds = setup(data, fitness, name)
