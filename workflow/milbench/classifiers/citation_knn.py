@@ -131,6 +131,8 @@ class SubsetHausdorff:
 
     def predict(self, cols):
         """Pooled 0/1 predictions on the folds' validation bags (fold order)."""
+        # X[:, cols] can come out Fortran-ordered; a C-ordered copy keeps the BLAS products
+        # (and so exact distance ties) the same as the refit path's
         D = stacked_bag_distances(np.ascontiguousarray(self.X[:, cols]), self.offsets,
                                   metric=self.metric)
         out = []

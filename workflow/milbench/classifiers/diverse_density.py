@@ -300,6 +300,10 @@ class _DDBase(MILClassifier):
         elif not 0.0 < float(t) < 1.0:
             raise ValueError(f"threshold must be in (0, 1), got {t!r}")
 
+    def _check_params(self):
+        """Parameter checks shared by ``fit`` and HyDR-MI's warm evaluator."""
+        self._check_threshold()
+
     # -- scoring in raw units with the folded concept --------------------------------------
     def _instance_log_prob(self, X):
         return -scaled_sq_dists(X, self.scale_[None, :], self.offset_[None, :])[0]
@@ -393,7 +397,7 @@ class _GlobalDD(_DDBase):
         return warm_dd(self, X, offsets, y, folds, restarts)
 
     def _fit(self, bags, y01):
-        self._check_threshold()
+        self._check_params()
         rng = np.random.default_rng(self.random_state)
         Xs, po, no, mu, sd = self._layout(bags, y01)
         P = self._starts(Xs, po, rng)
@@ -571,9 +575,12 @@ class EMDD(_DDBase):
             best = int(np.argmin(nldd))
         return best, acc, thr
 
-    def _fit(self, bags, y01):
+    def _check_params(self):
         self._check_threshold()
         self._check_select()
+
+    def _fit(self, bags, y01):
+        self._check_params()
         rng = np.random.default_rng(self.random_state)
         Xs, po, no, mu, sd = self._layout(bags, y01)
         X2 = Xs * Xs
@@ -604,7 +611,6 @@ class EMDD(_DDBase):
     def warm_fitness_evaluator(self, X, offsets, y, folds, restarts=2):
         """HyDR-MI's warm-started subset fitness (issue #17): a :class:`WarmDD` on the inner
         ``folds``; None when ``random_state`` is neither None nor an int (shared state)."""
-        self._check_select()
         return warm_dd(self, X, offsets, y, folds, restarts)
 
 
@@ -612,7 +618,7 @@ def warm_dd(clf, X, offsets, y, folds, restarts):
     """A :class:`WarmDD` for ``clf``, or None when its ``random_state`` is shared state."""
     if not (clf.random_state is None or isinstance(clf.random_state, (int, np.integer))):
         return None
-    clf._check_threshold()
+    clf._check_params()
     return WarmDD(clf, X, offsets, y, folds, restarts)
 
 

@@ -347,7 +347,8 @@ class HyDRMI(FeatureSubsetTransformer):
         | True: a classifier with a ``warm_fitness_evaluator`` hook (EM-DD, MIDD, MDD, MILR)
         fits a new chromosome from the fitted model of the closest chromosome seen earlier in
         the run (the DD family: plus ``warm_restarts`` of its usual starts).  Faster; the
-        fitness is then not a pure function of the subset.  Other classifiers ignore it (``hydr_warm_start`` = 0).
+        fitness is then not a pure function of the subset.  Other classifiers ignore it
+        (``hydr_warm_start`` = 0).
     n_jobs : joblib workers for fitness evaluations (None = 1).
     random_state : seeds ReliefF-MI sampling, inner folds, GA runs and the classifier.
 
