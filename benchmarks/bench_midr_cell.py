@@ -168,11 +168,16 @@ def parse_variant(v):
         return v, {}
     if v == "excess":
         return v, {"stop": "excess"}
+    if v == "excessF":
+        return v, {"stop": "excess", "line_search": "F"}
     name, _, kv = v.partition(":")
     params = {}
     for item in filter(None, kv.split(",")):
         k, val = item.split("=")
-        params[k] = val if k in ("stop",) else (int(val) if val.isdigit() else float(val))
+        try:
+            params[k] = int(val) if val.isdigit() else float(val)
+        except ValueError:
+            params[k] = val
     return name, params
 
 

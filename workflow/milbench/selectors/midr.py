@@ -20,6 +20,32 @@ Algorithm 1 of the paper, one iteration:
 Stop when the relative decrease of F over one iteration is below ``tol`` or after ``max_iter``
 iterations.  Every block step is a descent step for F, so the recorded objective is monotone.
 
+Stopping and line search (issue #26; both off by default, their measured effect is in the
+README):
+
+* ``stop="total"`` tests the relative decrease of F itself.  On the manifold
+  C2/2‖A − H‖² + C1‖H‖₁ with H = soft(A, C1/C2) equals C2·Σ huber_{C1/C2}(A_ij), whose minimum
+  over St(d, D) is c = C2·d·huber(1) (= C2·d/2 when C1 ≥ C2: then H ≡ 0 and the term is that
+  constant); a large C2 makes F − c a small fraction of F, so the test stops after 2–8
+  iterations whatever the loss does.  ``stop="excess"`` tests the relative decrease of
+  F − c ≥ 0 instead — the paper's "stop when the objective does not improve", whose lower bound
+  (zero) the paper uses, read on the part of F that can improve.
+* ``line_search="psi"`` backtracks on ψ(A) with H fixed (Algorithm 1 as printed): with
+  C2 ≫ the loss's curvature every step is anchored to the lagging H by C2/2‖A − H‖², γ ≈ 1/C2,
+  and the fit crawls to ``max_iter``.  ``line_search="F"`` backtracks on F(A, soft(A)) — the
+  Eq. 10 objective after step 5, whose curvature is C2 only inside the band |A_ij| ≤ C1/C2 — with
+  the same gradient (that of ψ at H = soft(A)) and the same monotone descent.  Fits with
+  C1 ≥ 1e-3 and C1/C2 ≤ 0.1 still reach ``max_iter``: the ℓ1 part moves each entry by
+  ≈ γ·C1 per iteration, so sparsifying A takes ≈ |A_ij|·C2/C1 gradient steps (a gradient flow,
+  the paper's Eq. 9, is slow there by nature).
+
+Each distinct fit is computed once per process (:class:`FitCache`): an inner CV joining
+(C1, C2) with MILR's C refits the same model once per C, and every grid point with
+C1/C2 ≥ max|A_ij| (any C1 ≥ C2, as |A_ij| ≤ 1) has H ≡ 0 and gives the same A for every C1 (and,
+with ``stop="excess"``, every C2); the A-steps then leave out the constant C2 term (its
+Riemannian gradient is zero), so sharing is exact.  The v-refit drives scipy's L-BFGS-B without
+``minimize``'s wrapper (:func:`lbfgsb`, bit-identical iterates).
+
 Since P depends on A only through u = Av, ∂Σ(P_i − y_i)²/∂A = (Xᵀg) vᵀ is rank one and one
 objective+gradient evaluation costs O(N·D) like a MILR pass; only the v-refit needs the
 projected data XA (O(N·D·d), once per iteration).
@@ -151,10 +177,11 @@ class FitCache:
 
     @staticmethod
     def _h0_slot(key, C1, C2, stop):
-        thr = C1 / C2
-        if stop == "total":
-            return key + (("H0", C2),)
-        return key + (("H0",),) if thr >= 1 else None
+        """The slot of the fits with H ≡ 0 that C1/C2 ≥ 1 shares (only then are the A-steps
+        computed alike for every C1: see ``MIDR._solve``)."""
+        if C1 < C2:
+            return None
+        return key + (("H0", C2),) if stop == "total" else key + (("H0",),)
 
     def lookup(self, key, C1, C2, stop):
         thr = C1 / C2
@@ -288,6 +315,10 @@ class MIDR(MILTransformer):
     v_l2 : ridge on the logistic weights v in the refit step (see module docstring).
     max_iter, tol : outer iterations and relative objective decrease for stopping.
     v_max_iter : L-BFGS iterations per v-refit.
+    stop : "total" (default: relative decrease of F) or "excess" (of F minus its constant
+        part min_St C2·Σ huber(A_ij); see the module docstring).
+    line_search : "psi" (default: Armijo on ψ(A) with H fixed) or "F" (on Eq. 10's F with
+        H = soft(A) following A).
     random_state : seed for init="random" (and padding of a rank-deficient PCA init).
 
     Fitted: ``components_`` (D × d, the matrix used by transform), ``A_``, ``H_``, ``coef_``
@@ -304,7 +335,7 @@ class MIDR(MILTransformer):
 
     def __init__(self, dims=0.3, C1=0.01, C2=1.0, alpha=3.5, project="A", init="pca",
                  v_l2=0.1, max_iter=100, tol=1e-5, v_max_iter=10, stop="total",
-                 random_state=None):
+                 line_search="psi", random_state=None):
         self.dims = dims
         self.C1 = C1
         self.C2 = C2
@@ -316,6 +347,7 @@ class MIDR(MILTransformer):
         self.tol = tol
         self.v_max_iter = v_max_iter
         self.stop = stop
+        self.line_search = line_search
         self.random_state = random_state
 
     # -- helpers --------------------------------------------------------------------------
@@ -363,7 +395,7 @@ class MIDR(MILTransformer):
         (with H ≡ 0 the C2 term is the constant C2·d/2 and the A-steps do not use it)."""
         p = self.get_params()
         p = tuple((k, p[k]) for k in ("alpha", "init", "v_l2", "max_iter", "tol", "v_max_iter",
-                                      "random_state", "stop"))
+                                      "random_state", "stop", "line_search"))
         return fingerprint(X, offsets, y) + ((d,) + p,)
 
     # -- fit --------------------------------------------------------------------------------
@@ -372,6 +404,8 @@ class MIDR(MILTransformer):
             raise ValueError(f"project must be 'A' or 'H', got {self.project!r}")
         if self.stop not in ("total", "excess"):
             raise ValueError(f"stop must be 'total' or 'excess', got {self.stop!r}")
+        if self.line_search not in ("psi", "F"):
+            raise ValueError(f"line_search must be 'psi' or 'F', got {self.line_search!r}")
         if not (self.C2 > 0 and self.C1 >= 0):
             raise ValueError("need C2 > 0 and C1 >= 0")
         t0 = time.perf_counter()
@@ -425,6 +459,13 @@ class MIDR(MILTransformer):
             if self.stop == "excess" else 0.0
         pen0 = 0.0 if self.stop == "excess" and thr >= 1 else 0.5 * C2 * d - const  # H ≡ 0
 
+        reduced = self.line_search == "F" and thr < 1
+
+        def penalty(A):
+            """min over H of C2/2‖A − H‖² + C1‖H‖₁ = C2·Σ huber_thr(A_ij) (Eq. 12)."""
+            a = np.abs(A)
+            return C2 * float(np.where(a <= thr, 0.5 * a * a, thr * a - 0.5 * thr * thr).sum())
+
         A = self._init_A(Xc, d, rng)
         H = soft_threshold(A, thr)
         amax = float(np.abs(A).max())
@@ -459,14 +500,17 @@ class MIDR(MILTransformer):
             xi2 = float((xi * xi).sum())
             # 3.-4. Armijo backtracking on γ, QR retraction
             loss = psi - 0.5 * c2 * float(((A - H) ** 2).sum())
+            if reduced:     # Armijo on F(A, soft(A)) = loss + C2·Σ huber_thr(A_ij): H follows A
+                psi = loss + penalty(A)
             if xi2 > 0:
                 gamma = min(2.0 * gamma, 1e8)
                 for _ in range(_MAX_BACKTRACK):
                     A_new = qr_retraction(A - gamma * xi)
                     loss_new = _bag_sq_loss(Xc @ (A_new @ v) + b, offsets, y, alpha,
                                             need_grad=False, sizes=sizes)[0]
-                    if loss_new + 0.5 * c2 * float(((A_new - H) ** 2).sum()) \
-                            <= psi - _ARMIJO_C * gamma * xi2:
+                    pen_new = penalty(A_new) if reduced else \
+                        0.5 * c2 * float(((A_new - H) ** 2).sum())
+                    if loss_new + pen_new <= psi - _ARMIJO_C * gamma * xi2:
                         A, loss = A_new, loss_new
                         break
                     gamma *= 0.5
