@@ -184,6 +184,9 @@ def test_contract_and_reproducibility():
     assert (mh.H_ == 0).any()
     with pytest.raises(ValueError):
         MIDR(project="B").fit(bags, y)
+    for bad in ({"stop": "relative"}, {"line_search": "H"}):
+        with pytest.raises(ValueError):
+            MIDR(**bad).fit(bags, y)
 
 
 def test_pipeline_grid_search_on_list_of_bags():
@@ -413,3 +416,25 @@ def test_musk1_inner_cv_rows_with_reuse_equal_the_full_grid(shared_data):
         if "time" not in k:
             np.testing.assert_array_equal(np.asarray(v), np.asarray(reused.cv_results_[k]),
                                           err_msg=k)
+
+
+def test_line_search_on_F_converges_where_psi_crawls_at_large_C2():
+    """C2 = 1e4 ≫ the loss's curvature, C1/C2 = 1e-8: backtracking on ψ (H fixed) anchors A to
+    the lagging H, γ ≈ 1/C2 and the fit ends at max_iter far from the optimum; backtracking on
+    F(A, soft(A)) reaches a lower objective in a few dozen steps, as does C2 = 100.  Both
+    descend monotonically and keep A orthonormal."""
+    from milbench.selectors.midr import fits_not_reused
+    bags, y = random_bags(n_bags=40, d=10, seed=3)
+    with fits_not_reused():
+        fits = {(C2, ls): MIDR(dims=4, C1=1e-4, C2=C2, stop="excess", line_search=ls,
+                               v_l2=0.01).fit(bags, y)
+                for C2 in (1e2, 1e4) for ls in ("psi", "F")}
+    for m in fits.values():
+        h = m.objective_history_
+        assert np.all(np.diff(h) <= 1e-9 * np.abs(h[:-1]))
+        assert m.diagnostics_["A_orthonormality_error"] < 1e-10
+    psi, F = fits[1e4, "psi"], fits[1e4, "F"]
+    assert psi.n_iter_ == 100 and not psi.diagnostics_["midr_converged"]
+    assert F.n_iter_ < 50 and F.diagnostics_["midr_converged"]
+    assert F.objective_history_[-1] < 0.7 * psi.objective_history_[-1]
+    assert F.objective_history_[-1] <= fits[1e2, "psi"].objective_history_[-1] + 1e-6

@@ -84,7 +84,7 @@ from collections import OrderedDict
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from scipy.optimize import minimize
 from scipy.special import expit
 
@@ -331,6 +331,8 @@ class MIDR(MILTransformer):
         "C1": NON_NEGATIVE,
         "C2": NON_NEGATIVE,
         "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "stop": [StrOptions({"total", "excess"})],
+        "line_search": [StrOptions({"psi", "F"})],
     }
 
     def __init__(self, dims=0.3, C1=0.01, C2=1.0, alpha=3.5, project="A", init="pca",
@@ -402,10 +404,6 @@ class MIDR(MILTransformer):
     def _fit(self, bags, y01):
         if self.project not in ("A", "H"):
             raise ValueError(f"project must be 'A' or 'H', got {self.project!r}")
-        if self.stop not in ("total", "excess"):
-            raise ValueError(f"stop must be 'total' or 'excess', got {self.stop!r}")
-        if self.line_search not in ("psi", "F"):
-            raise ValueError(f"line_search must be 'psi' or 'F', got {self.line_search!r}")
         if not (self.C2 > 0 and self.C1 >= 0):
             raise ValueError("need C2 > 0 and C1 >= 0")
         t0 = time.perf_counter()
