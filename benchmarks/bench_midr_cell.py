@@ -205,7 +205,8 @@ def run_cell(bags, folds, fold, dims, name, params):
     its = np.array([it for _, _, it in LOG[name][n0:]])
     bp = est.best_params_
     return {"variant": name, "fold": fold, "cpu": cpu, "fits": len(its),
-            "iters_mean": float(its.mean()), "iters_capped": int((its >= 100).sum()),
+            "iters_mean": float(its.mean()),
+            "iters_capped": int((its >= params.get("max_iter", 100)).sum()),
             "iters_total": int(its.sum()), "C1": bp["select__C1"], "C2": bp["select__C2"],
             "C": bp["classify__C"], "inner": float(est.best_score_), "auroc": float(auc),
             "mean_test_score": est.cv_results_["mean_test_score"].tolist()}
