@@ -101,8 +101,8 @@ def main():
     for _ in range(reps):
         lbfgsb(fun, theta0, 10, 1e-8)
     t_new = (time.process_time() - t0) / reps
-    print(f"one v-refit (d + 1 = {d + 1}, 10 iterations), CPU: scipy minimize {t_old * 1e3:.2f} ms, "
-          f"lbfgsb {t_new * 1e3:.2f} ms, ratio {t_old / t_new:.2f}x, same (v, b): {same}")
+    print(f"one v-refit (d + 1 = {d + 1}, 10 iterations), CPU: scipy minimize "
+          f"{t_old * 1e3:.2f} ms, lbfgsb {t_new * 1e3:.2f} ms, ratio {t_old / t_new:.2f}x, same (v, b): {same}")
     total = t_fit + t_clf
     print(f"MIDR fit + MILR fit: {total:.2f} s  vs paper Table 2 (musk2) {PAPER_MUSK2_SECONDS} s "
           f"-> {PAPER_MUSK2_SECONDS / total:.0f}x less")

@@ -236,17 +236,19 @@ def main():
                   f"{r['iters_mean']:5.1f} it/fit ({r['iters_capped']} at the cap), chosen "
                   f"C1={r['C1']:g} C2={r['C2']:g} C={r['C']:g}, inner {r['inner']:.4f}, "
                   f"outer AUROC {r['auroc']:.4f}", flush=True)
-    print("\nper variant (mean over cells): CPU s per cell, ratio to old, AUROC")
-    base = np.mean([r["cpu"] for r in rows if r["variant"] == "old"]) if any(
-        r["variant"] == "old" for r in rows) else None
+    ref = "old" if any(r["variant"] == "old" for r in rows) else "exact"
+    print(f"\nper variant (mean over cells): CPU s per cell, ratio to {ref}, AUROC, choice")
+    cpu_ref = [r["cpu"] for r in rows if r["variant"] == ref]
     for v in dict.fromkeys(r["variant"] for r in rows):
         rr = [r for r in rows if r["variant"] == v]
         cpu = np.mean([r["cpu"] for r in rr])
         same = sum((r["C1"], r["C2"], r["C"]) == (o["C1"], o["C2"], o["C"])
-                   for r in rr for o in rows if o["variant"] == "old" and o["fold"] == r["fold"])
-        print(f"{v:>8}: {cpu:7.2f} s" + (f"  old/new {base / cpu:5.2f}x" if base else "")
-              + f"  AUROC {np.mean([r['auroc'] for r in rr]):.4f}  fits {np.mean([r['fits'] for r in rr]):.0f}"
-              f"  it/fit {np.mean([r['iters_mean'] for r in rr]):.1f}  same choice as old: {same}/{len(rr)}")
+                   for r in rr for o in rows if o["variant"] == ref and o["fold"] == r["fold"])
+        ratio = f"  {ref}/this {np.mean(cpu_ref) / cpu:5.2f}x" if cpu_ref else ""
+        print(f"{v:>8}: {cpu:7.2f} s{ratio}  AUROC {np.mean([r['auroc'] for r in rr]):.4f}"
+              f"  fits {np.mean([r['fits'] for r in rr]):.0f}"
+              f"  it/fit {np.mean([r['iters_mean'] for r in rr]):.1f}"
+              f"  same choice as {ref}: {same}/{len(rr)}")
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=1))
 
