@@ -438,3 +438,21 @@ def test_line_search_on_F_converges_where_psi_crawls_at_large_C2():
     assert F.n_iter_ < 50 and F.diagnostics_["midr_converged"]
     assert F.objective_history_[-1] < 0.7 * psi.objective_history_[-1]
     assert F.objective_history_[-1] <= fits[1e2, "psi"].objective_history_[-1] + 1e-6
+
+
+def test_fit_cache_is_bounded_and_least_recently_used_first_out():
+    from milbench.selectors.midr import FitCache
+    state = lambda: {"A": np.zeros((10, 10)), "amax": 0.5}     # 800 bytes
+    c = FitCache(max_bytes=2000)
+    key = ("data",)
+    c.store(key, 1e-3, 1.0, "total", state())
+    c.store(key, 1e-2, 1.0, "total", state())
+    assert c.lookup(key, 1e-3, 1.0, "total") is not None       # now the most recent
+    c.store(key, 1e-1, 1.0, "total", state())                  # evicts (1e-2, 1)
+    assert len(c) == 2 and c.nbytes <= 2000
+    assert c.lookup(key, 1e-2, 1.0, "total") is None
+    assert c.lookup(key, 1e-3, 1.0, "total") is not None
+    # an H ≡ 0 fit (amax ≤ C1/C2) serves another C1 ≥ C2 of the same C2, not another C2
+    c.store(key, 2.0, 1.0, "total", state())
+    assert c.lookup(key, 5.0, 1.0, "total") is not None
+    assert c.lookup(key, 5.0, 2.0, "total") is None
