@@ -1,21 +1,26 @@
-"""Inner-CV cost with and without caching selector fits (run_fold's Pipeline memory).
+"""Inner-CV cost of refitting the same selector once per classifier setting, three ways.
 
     OMP_NUM_THREADS=1 python benchmarks/bench_inner_cv_cache.py [--data ../shared/data]
         [--dataset musk1]
 
-midr.yaml tunes MIDR's C1 x C2 jointly with MILR's C: without a cache every MILR C refits the
-same MIDR.  Prints MIDR fits, CPU seconds and the chosen parameters for a 2 x 2 x 3 grid,
-5 inner folds, uncached vs cached (both in this run), and the CPU ratio.
+midr.yaml tunes MIDR's C1 x C2 jointly with MILR's C: without reuse every MILR C refits the
+same MIDR.  For a 2 x 2 x 3 grid, 5 inner folds, prints MIDR solves, CPU seconds and the chosen
+parameters (i) without reuse, (ii) with the joblib ``Pipeline(memory=)`` cache that run_fold
+used for MIDR before issue #26 (hashing, pickling and loading data and fitted selector), and
+(iii) with MIDR's in-process reuse (:class:`milbench.selectors.midr.FitCache`, what run_fold
+uses now), all in this run, and the CPU ratios.  Other selectors (pca, relieff, ...) keep the
+joblib cache (``caches_selector_fits``).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import tempfile
 import time
 from pathlib import Path
 
-from milbench.pipeline import build_estimator
-from milbench.selectors.midr import MIDR
+from milbench.pipeline import build_estimator, caches_selector_fits
+from milbench.selectors.midr import FIT_CACHE, MIDR, fits_not_reused
 from milbench.sources import load_dataset
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -30,27 +35,31 @@ def main():
     ap.add_argument("--dataset", default="musk1")
     a = ap.parse_args()
     bags = load_dataset(a.dataset, a.data)
-    fits = [0]
-    fit = MIDR.fit
+    solves = [0]
+    solve = MIDR._solve
 
-    def counting_fit(self, X, y=None):
-        fits[0] += 1
-        return fit(self, X, y)
+    def counting_solve(self, *args):
+        solves[0] += 1
+        return solve(self, *args)
 
-    MIDR.fit = counting_fit
+    MIDR._solve = counting_solve
+    assert not caches_selector_fits(SELECTOR, CLASSIFIER)
     cpu = {}
-    for cached in (False, True):
-        fits[0] = 0
-        with tempfile.TemporaryDirectory() as cache:
+    for way in ("none", "joblib", "in-process"):
+        solves[0] = 0
+        FIT_CACHE.clear()
+        with tempfile.TemporaryDirectory() as cache, \
+                (contextlib.nullcontext() if way == "in-process" else fits_not_reused()):
             est = build_estimator("minmax", SELECTOR, CLASSIFIER, inner_folds=5,
-                                  memory=cache if cached else None)
+                                  memory=cache if way == "joblib" else None)
             t = time.process_time()
             est.fit(bags, bags.labels)
-            cpu[cached] = time.process_time() - t
-        print(f"{'cached' if cached else 'uncached':>9}: {fits[0]:3d} MIDR fits, "
-              f"{cpu[cached]:6.2f} s CPU, best {est.best_params_} "
-              f"(inner AUROC/accuracy {est.best_score_:.4f})")
-    print(f"CPU ratio cached / uncached: {cpu[True] / cpu[False]:.2f}")
+            cpu[way] = time.process_time() - t
+        print(f"{way:>10}: {solves[0]:3d} MIDR solves, {cpu[way]:6.2f} s CPU, best "
+              f"{est.best_params_} (inner score {est.best_score_:.4f})")
+    print(f"CPU ratio joblib / none: {cpu['joblib'] / cpu['none']:.2f}; in-process / none: "
+          f"{cpu['in-process'] / cpu['none']:.2f}; in-process / joblib: "
+          f"{cpu['in-process'] / cpu['joblib']:.2f}")
 
 
 if __name__ == "__main__":

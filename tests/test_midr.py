@@ -1,5 +1,6 @@
 """MIDR (midr.txt) and the LDA baseline: gradients, manifold geometry, closed forms, Fig. 2."""
 
+import contextlib
 import json
 
 import numpy as np
@@ -183,6 +184,9 @@ def test_contract_and_reproducibility():
     assert (mh.H_ == 0).any()
     with pytest.raises(ValueError):
         MIDR(project="B").fit(bags, y)
+    for bad in ({"stop": "relative"}, {"line_search": "H"}):
+        with pytest.raises(ValueError):
+            MIDR(**bad).fit(bags, y)
 
 
 def test_pipeline_grid_search_on_list_of_bags():
@@ -248,23 +252,112 @@ def test_fit_diagnostics_become_score_columns_for_figures_4_5(tmp_path):
 
 
 def test_inner_cv_caches_selector_fits_with_identical_results(monkeypatch, tmp_path):
-    """MIDR's C1 joined with MILR's C: with the cache MIDR is fitted once per inner fold and
-    C1 (plus the refit), not once per MILR C too, and the search picks the same."""
+    """MIDR's C1 joined with MILR's C: MIDR reuses its own fits in-process (no joblib cache), so
+    it is solved once per inner fold and C1 (plus the refit), not once per MILR C too, and the
+    search scores and picks exactly as without reuse."""
+    from milbench.selectors.midr import FIT_CACHE, fits_not_reused
     bags = Bags.from_list(*random_bags(n_bags=30, d=6))
     sel = {"name": "midr", "dims": 2, "max_iter": 10, "tune": {"C1": [1e-3, 1e-1]}}
     clf = {"name": "milr", "tune": {"C": [0.1, 1.0, 10.0]}}
-    assert caches_selector_fits(sel, clf) and not caches_selector_fits({"name": "none"}, clf)
-    fits, fit = [], MIDR.fit
-    monkeypatch.setattr(MIDR, "fit", lambda self, X, y=None: fits.append(1) or fit(self, X, y))
+    assert not caches_selector_fits(sel, clf)     # in-process reuse instead of Pipeline(memory=)
+    assert caches_selector_fits({"name": "pca", "dims": 2}, clf)
+    assert not caches_selector_fits({"name": "none"}, clf)
+    solves, solve = [], MIDR._solve
+    monkeypatch.setattr(MIDR, "_solve", lambda self, *a: solves.append(1) or solve(self, *a))
     results = []
-    for memory in (None, str(tmp_path)):
-        fits.clear()
-        est = build_estimator("minmax", sel, clf, inner_folds=3, memory=memory)
-        est.fit(bags, bags.labels)
-        results.append((len(fits), est.best_params_, est.cv_results_["mean_test_score"]))
+    for reuse in (False, True):
+        solves.clear()
+        FIT_CACHE.clear()
+        with (fits_not_reused() if not reuse else contextlib.nullcontext()):
+            est = build_estimator("minmax", sel, clf, inner_folds=3)
+            est.fit(bags, bags.labels)
+        results.append((len(solves), est.best_params_, est.cv_results_["mean_test_score"],
+                        est.best_estimator_["select"].A_))
     assert results[0][0] == 2 * 3 * 3 + 1 and results[1][0] == 2 * 3 + 1
     assert results[0][1] == results[1][1]
     np.testing.assert_array_equal(results[0][2], results[1][2])
+    np.testing.assert_array_equal(results[0][3], results[1][3])
+
+
+def _fitted_state(m):
+    return (m.A_, m.H_, m.coef_, m.intercept_, m.mean_, m.objective_history_,
+            m.orthonormality_history_, m.n_iter_,
+            {k: v for k, v in m.diagnostics_.items() if k != "midr_seconds"})
+
+
+def _assert_same_fit(a, b):
+    for x, y in zip(_fitted_state(a), _fitted_state(b)):
+        if isinstance(x, np.ndarray):
+            np.testing.assert_array_equal(x, y)
+        else:
+            assert x == y
+
+
+@pytest.mark.parametrize("stop", ["total", "excess"])
+def test_reused_fit_is_the_fresh_fit(stop):
+    """Every grid point fitted with reuse equals its fresh fit bit for bit (A, H, v, b, the
+    objective history, diagnostics); the points whose H stays ≡ 0 (C1 ≥ C2 here) share one fit
+    per C2 (stop="total") or one fit in all (stop="excess")."""
+    from milbench.selectors.midr import FIT_CACHE, fits_not_reused
+    bags, y = random_bags(n_bags=30, d=8, seed=4)
+    grid = [1e-3, 1e-1, 1.0, 10.0]
+    FIT_CACHE.clear()
+    solves, solve = [], MIDR._solve
+    MIDR._solve = lambda self, *a: solves.append(1) or solve(self, *a)
+    try:
+        for C2 in grid:
+            for C1 in grid:
+                kw = dict(dims=3, C1=C1, C2=C2, max_iter=15, stop=stop)
+                reused = MIDR(**kw).fit(bags, y)
+                with fits_not_reused():
+                    fresh = MIDR(**kw).fit(bags, y)
+                _assert_same_fit(reused, fresh)
+                if C1 >= C2:
+                    assert not reused.H_.any()
+    finally:
+        MIDR._solve = solve
+    n_fresh, n_reused = len(grid) ** 2, len(solves) - len(grid) ** 2
+    n_upper = sum(C1 < C2 for C1 in grid for C2 in grid)       # H ≢ 0 possible
+    assert n_reused <= n_upper + (len(grid) if stop == "total" else 1)
+    assert n_reused < n_fresh
+
+
+def test_lbfgsb_driver_is_scipys_lbfgsb():
+    """The v-refit's L-BFGS-B loop gives scipy.optimize.minimize's iterates bit for bit."""
+    from scipy.optimize import minimize
+    from milbench.selectors.midr import _bag_sq_loss, lbfgsb
+    rng = np.random.default_rng(0)
+    Z = rng.normal(size=(120, 7))
+    y = (np.arange(30) % 2).astype(float)
+    off = np.arange(0, 121, 4)
+
+    def fun(t):
+        loss, g = _bag_sq_loss(Z @ t[:7] + t[7], off, y, 3.5)
+        return loss + 0.05 * t[:7] @ t[:7], np.concatenate([Z.T @ g + 0.1 * t[:7], [g.sum()]])
+
+    for maxiter in (1, 3, 10, 50):
+        x0 = rng.normal(size=8) * 0.3
+        x, f, f0 = lbfgsb(fun, x0, maxiter, 1e-8)
+        res = minimize(fun, x0, jac=True, method="L-BFGS-B",
+                       options={"maxiter": maxiter, "gtol": 1e-8})
+        np.testing.assert_array_equal(x, res.x)
+        assert f == res.fun and f0 == fun(x0)[0]
+
+
+def test_excess_stop_rule_ignores_the_constant():
+    """With H ≡ 0 (C1 ≥ C2) the C2 term is the constant C2·d/2: stop="excess" gives the same A
+    for every C2, stop="total" stops earlier the larger C2 is (the constant dilutes the relative
+    decrease)."""
+    from milbench.selectors.midr import fits_not_reused
+    bags, y = random_bags(n_bags=30, d=8, seed=5)
+    with fits_not_reused():
+        ex = [MIDR(dims=3, C1=1e4, C2=C2, stop="excess").fit(bags, y) for C2 in (1e-2, 1e2)]
+        tot = [MIDR(dims=3, C1=1e4, C2=C2, stop="total").fit(bags, y) for C2 in (1e-2, 1e2)]
+    np.testing.assert_array_equal(ex[0].A_, ex[1].A_)
+    assert ex[0].n_iter_ == ex[1].n_iter_
+    assert tot[1].n_iter_ < tot[0].n_iter_
+    h = ex[1].objective_history_                     # the reported F keeps its constant
+    assert h[-1] > 1e2 * 3 / 2
 
 
 # -- real data (slow) -----------------------------------------------------------------------
@@ -290,3 +383,76 @@ def test_musk1_midr_beats_lda_as_in_table1(shared_data):
             aucs[key].append(roc_auc_score(bte.labels, clf.decision_function(sel.transform(bte))))
     assert np.mean(aucs["midr"]) > 0.85
     assert np.mean(aucs["midr"]) - np.mean(aucs["lda"]) > 0.05
+
+
+def test_musk1_inner_cv_rows_with_reuse_equal_the_full_grid(shared_data):
+    """musk1, a 3 x 3 C1 x C2 grid (C1 ≥ C2 and C1 < C2 points) joined with MILR's C: with fits
+    reused (6 distinct fits per inner fold instead of 9 x 2) cv_results_ and the chosen point
+    equal those of fitting every grid point afresh."""
+    from milbench.selectors.midr import FIT_CACHE, fits_not_reused
+    from milbench.sources import load_dataset
+    bags = load_dataset("musk1", shared_data)
+    grid = [1e-3, 1e-1, 10.0]
+    sel = {"name": "midr", "dims": 0.05, "max_iter": 8, "tune": {"C1": grid, "C2": grid}}
+    clf = {"name": "milr", "tune": {"C": [0.1, 10.0]}}
+    solves, solve = [], MIDR._solve
+    MIDR._solve = lambda self, *a: solves.append(1) or solve(self, *a)
+    out = []
+    try:
+        for reuse in (False, True):
+            solves.clear()
+            FIT_CACHE.clear()
+            with (fits_not_reused() if not reuse else contextlib.nullcontext()):
+                est = build_estimator("minmax", sel, clf, inner_folds=3, inner_metric="auroc")
+                est.fit(bags, bags.labels)
+            out.append((len(solves), est))
+    finally:
+        MIDR._solve = solve
+    (n_full, full), (n_reused, reused) = out
+    assert n_full == 9 * 2 * 3 + 1
+    assert n_reused <= 6 * 3 + 1          # C1 ≥ C2: one fit per C2 (3), C1 < C2: 3 more
+    assert full.best_params_ == reused.best_params_
+    for k, v in full.cv_results_.items():
+        if "time" not in k:
+            np.testing.assert_array_equal(np.asarray(v), np.asarray(reused.cv_results_[k]),
+                                          err_msg=k)
+
+
+def test_line_search_on_F_converges_where_psi_crawls_at_large_C2():
+    """C2 = 1e4 ≫ the loss's curvature, C1/C2 = 1e-8: backtracking on ψ (H fixed) anchors A to
+    the lagging H, γ ≈ 1/C2 and the fit ends at max_iter far from the optimum; backtracking on
+    F(A, soft(A)) reaches a lower objective in a few dozen steps, as does C2 = 100.  Both
+    descend monotonically and keep A orthonormal."""
+    from milbench.selectors.midr import fits_not_reused
+    bags, y = random_bags(n_bags=40, d=10, seed=3)
+    with fits_not_reused():
+        fits = {(C2, ls): MIDR(dims=4, C1=1e-4, C2=C2, stop="excess", line_search=ls,
+                               v_l2=0.01).fit(bags, y)
+                for C2 in (1e2, 1e4) for ls in ("psi", "F")}
+    for m in fits.values():
+        h = m.objective_history_
+        assert np.all(np.diff(h) <= 1e-9 * np.abs(h[:-1]))
+        assert m.diagnostics_["A_orthonormality_error"] < 1e-10
+    psi, F = fits[1e4, "psi"], fits[1e4, "F"]
+    assert psi.n_iter_ == 100 and not psi.diagnostics_["midr_converged"]
+    assert F.n_iter_ < 50 and F.diagnostics_["midr_converged"]
+    assert F.objective_history_[-1] < 0.7 * psi.objective_history_[-1]
+    assert F.objective_history_[-1] <= fits[1e2, "psi"].objective_history_[-1] + 1e-6
+
+
+def test_fit_cache_is_bounded_and_least_recently_used_first_out():
+    from milbench.selectors.midr import FitCache
+    state = lambda: {"A": np.zeros((10, 10)), "amax": 0.5}     # 800 bytes
+    c = FitCache(max_bytes=2000)
+    key = ("data",)
+    c.store(key, 1e-3, 1.0, "total", state())
+    c.store(key, 1e-2, 1.0, "total", state())
+    assert c.lookup(key, 1e-3, 1.0, "total") is not None       # now the most recent
+    c.store(key, 1e-1, 1.0, "total", state())                  # evicts (1e-2, 1)
+    assert len(c) == 2 and c.nbytes <= 2000
+    assert c.lookup(key, 1e-2, 1.0, "total") is None
+    assert c.lookup(key, 1e-3, 1.0, "total") is not None
+    # an H ≡ 0 fit (amax ≤ C1/C2) serves another C1 ≥ C2 of the same C2, not another C2
+    c.store(key, 2.0, 1.0, "total", state())
+    assert c.lookup(key, 5.0, 1.0, "total") is not None
+    assert c.lookup(key, 5.0, 2.0, "total") is None

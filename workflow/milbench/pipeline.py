@@ -127,10 +127,18 @@ def expand_methods(exp):
              "classifier_id": method_id(c)} for s in sels for c in clfs]
 
 
+# selectors that reuse their own fits in-process (keyed on the training data and parameters):
+# for them the joblib cache of Pipeline(memory=) costs more (hashing, pickling, loading the
+# data and the fitted selector: 11 % of a musk1 MIDR cell, issue #26) than it saves
+REUSES_FITS_IN_PROCESS = {"midr"}
+
+
 def caches_selector_fits(selector, classifier):
-    """True when an inner CV would refit the same selector once per classifier setting
-    (e.g. MIDR's C1 x C2 joined with MILR's C): the pipeline then caches selector fits."""
-    return selector["name"] != "none" and bool(classifier.get("tune"))
+    """True when an inner CV would refit the same selector once per classifier setting and
+    the selector does not reuse its fits itself (:data:`REUSES_FITS_IN_PROCESS`, e.g. MIDR's
+    C1 x C2 joined with MILR's C): the pipeline then caches selector fits with joblib."""
+    return (selector["name"] not in ("none", *REUSES_FITS_IN_PROCESS)
+            and bool(classifier.get("tune")))
 
 
 def check_method(selector, classifier):
@@ -184,7 +192,8 @@ def build_estimator(scale, selector, classifier, seed=0, inner_folds=5, inner_me
                     n_jobs=1, views=None, memory=None):
     """Pipeline(scale -> select -> classify), wrapped in GridSearchCV when anything is tuned.
     ``memory``: a cache directory for the pipeline's transformer fits (scikit-learn
-    ``Pipeline(memory=...)``), so a selector is fitted once per inner fold and setting."""
+    ``Pipeline(memory=...)``), so a selector is fitted once per inner fold and setting
+    (:func:`caches_selector_fits` says when ``run_fold`` passes one)."""
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
     from .preprocessing import BagScaler

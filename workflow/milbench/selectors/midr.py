@@ -20,6 +20,32 @@ Algorithm 1 of the paper, one iteration:
 Stop when the relative decrease of F over one iteration is below ``tol`` or after ``max_iter``
 iterations.  Every block step is a descent step for F, so the recorded objective is monotone.
 
+Stopping and line search (issue #26; both off by default, their measured effect is in the
+README):
+
+* ``stop="total"`` tests the relative decrease of F itself.  On the manifold
+  C2/2‖A − H‖² + C1‖H‖₁ with H = soft(A, C1/C2) equals C2·Σ huber_{C1/C2}(A_ij), whose minimum
+  over St(d, D) is c = C2·d·huber(1) (= C2·d/2 when C1 ≥ C2: then H ≡ 0 and the term is that
+  constant); a large C2 makes F − c a small fraction of F, so the test stops after 2–8
+  iterations whatever the loss does.  ``stop="excess"`` tests the relative decrease of
+  F − c ≥ 0 instead — the paper's "stop when the objective does not improve", whose lower bound
+  (zero) the paper uses, read on the part of F that can improve.
+* ``line_search="psi"`` backtracks on ψ(A) with H fixed (Algorithm 1 as printed): with
+  C2 ≫ the loss's curvature every step is anchored to the lagging H by C2/2‖A − H‖², γ ≈ 1/C2,
+  and the fit crawls to ``max_iter``.  ``line_search="F"`` backtracks on F(A, soft(A)) — the
+  Eq. 10 objective after step 5, whose curvature is C2 only inside the band |A_ij| ≤ C1/C2 — with
+  the same gradient (that of ψ at H = soft(A)) and the same monotone descent.  Fits with
+  C1 ≥ 1e-3 and C1/C2 ≤ 0.1 still reach ``max_iter``: the ℓ1 part moves each entry by
+  ≈ γ·C1 per iteration, so sparsifying A takes ≈ |A_ij|·C2/C1 gradient steps (a gradient flow,
+  the paper's Eq. 9, is slow there by nature).
+
+Each distinct fit is computed once per process (:class:`FitCache`): an inner CV joining
+(C1, C2) with MILR's C refits the same model once per C, and every grid point with
+C1/C2 ≥ max|A_ij| (any C1 ≥ C2, as |A_ij| ≤ 1) has H ≡ 0 and gives the same A for every C1 (and,
+with ``stop="excess"``, every C2); the A-steps then leave out the constant C2 term (its
+Riemannian gradient is zero), so sharing is exact.  The v-refit drives scipy's L-BFGS-B without
+``minimize``'s wrapper (:func:`lbfgsb`, bit-identical iterates).
+
 Since P depends on A only through u = Av, ∂Σ(P_i − y_i)²/∂A = (Xᵀg) vᵀ is rank one and one
 objective+gradient evaluation costs O(N·D) like a MILR pass; only the v-refit needs the
 projected data XA (O(N·D·d), once per iteration).
@@ -52,20 +78,178 @@ Departures from / readings of the paper (say so in reports):
 """
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
-
+from collections import OrderedDict
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import Interval, StrOptions
 from scipy.optimize import minimize
 from scipy.special import expit
 
 from ..bags import check_bags, segment_softmax_weights, stack
 from ..base import FRACTION_OR_COUNT, NON_NEGATIVE, MILTransformer, n_from_fraction
+from ..kernel_cache import fingerprint
 
 _ARMIJO_C = 1e-4
 _MAX_BACKTRACK = 40
+
+
+# -- the v-refit's L-BFGS-B, without scipy.optimize.minimize's per-call wrapper ------------
+def lbfgsb(fun, x0, maxiter, gtol):
+    """scipy's L-BFGS-B (``minimize(fun, x0, jac=True, method="L-BFGS-B", options={"maxiter":
+    maxiter, "gtol": gtol})``, its defaults otherwise, no bounds) driven by the same
+    reverse-communication loop as ``scipy.optimize._lbfgsb_py._minimize_lbfgsb``, without the
+    ScalarFunction / OptimizeResult wrapper: the iterates are bit-identical (tests), the wrapper
+    cost (≈ 2/3 of a musk1 v-refit, issue #26) and the wrapper's extra evaluation at x0 go.
+    Returns (x, f(x), f(x0)).  Falls back to ``minimize`` where scipy's private ``setulb``
+    has another signature."""
+    x = np.array(x0, dtype=np.float64)
+    n, m, maxls = x.size, 10, 20
+    if _setulb is None:
+        f0 = fun(x.copy())[0]
+        res = minimize(fun, x, jac=True, method="L-BFGS-B",
+                       options={"maxiter": maxiter, "gtol": gtol})
+        return res.x, float(res.fun), float(f0)
+    factr = 2.2204460492503131e-09 / np.finfo(float).eps
+    z = np.zeros(n, np.float64)
+    nbd = np.zeros(n, np.int32)
+    f, g = np.array(0.0), np.zeros(n)
+    wa = np.zeros(2 * m * n + 5 * n + 11 * m * m + 8 * m)
+    iwa = np.zeros(3 * n, np.int32)
+    task, ln_task = np.zeros(2, np.int32), np.zeros(2, np.int32)
+    lsave, isave, dsave = np.zeros(4, np.int32), np.zeros(44, np.int32), np.zeros(29)
+    f0, n_iter = None, 0
+    while True:
+        _setulb(m, x, z, z, nbd, f, g, factr, gtol, wa, iwa, task, lsave, isave, dsave, maxls,
+                ln_task)
+        if task[0] == 3:                    # evaluate f, g at x
+            f, g = fun(x.copy())
+            g = np.asarray(g, dtype=np.float64)
+            if f0 is None:
+                f0 = f
+        elif task[0] == 1:                  # a new iterate
+            n_iter += 1
+            if n_iter >= maxiter:
+                task[0], task[1] = 5, 504
+        else:
+            break
+    return x, float(f), float(f0)
+
+
+def _lbfgsb_setulb():
+    try:
+        import inspect
+
+        from scipy.optimize import _lbfgsb
+        src = inspect.getsource(__import__("scipy.optimize._lbfgsb_py", fromlist=["x"]))
+        if "iwa, task, lsave, isave, dsave, maxls, ln_task)" in src:
+            return _lbfgsb.setulb
+    except Exception:  # pragma: no cover - another scipy
+        pass
+    return None
+
+
+_setulb = _lbfgsb_setulb()
+
+
+# -- per-process reuse of fits --------------------------------------------------------------
+class FitCache:
+    """Fitted MIDR states of this process, least recently used first out, within
+    ``max_bytes``; keyed on the training data's :func:`~milbench.kernel_cache.fingerprint` and
+    the parameters the fit depends on.  An inner CV that joins MIDR's (C1, C2) with a
+    classifier's C refits the same MIDR once per C; and every grid point whose H stays ≡ 0
+    (C1/C2 ≥ max|A_ij| over the iterates, e.g. any C1 ≥ C2 as |A_ij| ≤ 1) gives the same A
+    whatever C1 (and, with ``stop="excess"``, whatever C2): each distinct model is fitted
+    once.  A hit returns exactly the state a fresh fit computes (tests).  Bounded per process
+    (``max_bytes``, 128 MiB: a 9 x 9 grid's distinct fits over 5 inner folds take ≈ 10-60 MB
+    at D = 166-230); the joblib ``Pipeline(memory=)`` cache is not used for MIDR."""
+
+    def __init__(self, max_bytes=128 * 2**20):
+        self.max_bytes = int(max_bytes)
+        self.enabled = True
+        self.hits = self.misses = 0
+        self._items = OrderedDict()
+        self._nbytes = 0
+        self._lock = threading.Lock()
+
+    @staticmethod
+    def _nb(state):
+        return sum(v.nbytes for v in state.values() if isinstance(v, np.ndarray))
+
+    @staticmethod
+    def _h0_slot(key, C1, C2, stop):
+        """The slot of the fits with H ≡ 0 that C1/C2 ≥ 1 shares (only then are the A-steps
+        computed alike for every C1: see ``MIDR._solve``)."""
+        if C1 < C2:
+            return None
+        return key + (("H0", C2),) if stop == "total" else key + (("H0",),)
+
+    def lookup(self, key, C1, C2, stop):
+        with self._lock:
+            return self._lookup(key, C1, C2, stop)
+
+    def _lookup(self, key, C1, C2, stop):
+        thr = C1 / C2
+        hit = key + ((C1, C2),)
+        state = self._items.get(hit)
+        if state is None:
+            hit = self._h0_slot(key, C1, C2, stop)
+            state = self._items.get(hit) if hit is not None else None
+            if state is not None and not state["amax"] <= thr:
+                state = None
+            if state is not None and stop == "excess":   # F = (loss + ridge) + C2·d/2
+                state = {**state, "hist": state["ehist"] + 0.5 * C2 * state["A"].shape[1]}
+        if state is None:
+            self.misses += 1
+            return None
+        self._items.move_to_end(hit)
+        self.hits += 1
+        return state
+
+    def store(self, key, C1, C2, stop, state):
+        slot = self._h0_slot(key, C1, C2, stop) if state["amax"] <= C1 / C2 else None
+        slot = slot or key + ((C1, C2),)
+        nb = self._nb(state)
+        for v in state.values():
+            if isinstance(v, np.ndarray):
+                v.flags.writeable = False
+        with self._lock:
+            if slot in self._items or nb > self.max_bytes:
+                return
+            self._items[slot] = state
+            self._nbytes += nb
+            while self._nbytes > self.max_bytes:
+                self._nbytes -= self._nb(self._items.popitem(last=False)[1])
+
+    def clear(self):
+        with self._lock:
+            self._items.clear()
+            self._nbytes = 0
+            self.hits = self.misses = 0
+
+    def __len__(self):
+        return len(self._items)
+
+    @property
+    def nbytes(self):
+        return self._nbytes
+
+
+FIT_CACHE = FitCache()
+
+
+@contextlib.contextmanager
+def fits_not_reused(cache=None):
+    """Fit afresh inside the block (the path without reuse; benchmarks, tests)."""
+    cache = FIT_CACHE if cache is None else cache
+    was, cache.enabled = cache.enabled, False
+    try:
+        yield cache
+    finally:
+        cache.enabled = was
 
 
 # -- manifold pieces ---------------------------------------------------------------------
@@ -147,6 +331,10 @@ class MIDR(MILTransformer):
     v_l2 : ridge on the logistic weights v in the refit step (see module docstring).
     max_iter, tol : outer iterations and relative objective decrease for stopping.
     v_max_iter : L-BFGS iterations per v-refit.
+    stop : "total" (default: relative decrease of F) or "excess" (of F minus its constant
+        part min_St C2·Σ huber(A_ij); see the module docstring).
+    line_search : "psi" (default: Armijo on ψ(A) with H fixed) or "F" (on Eq. 10's F with
+        H = soft(A) following A).
     random_state : seed for init="random" (and padding of a rank-deficient PCA init).
 
     Fitted: ``components_`` (D × d, the matrix used by transform), ``A_``, ``H_``, ``coef_``
@@ -159,10 +347,13 @@ class MIDR(MILTransformer):
         "C1": NON_NEGATIVE,
         "C2": NON_NEGATIVE,
         "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "stop": [StrOptions({"total", "excess"})],
+        "line_search": [StrOptions({"psi", "F"})],
     }
 
     def __init__(self, dims=0.3, C1=0.01, C2=1.0, alpha=3.5, project="A", init="pca",
-                 v_l2=0.1, max_iter=100, tol=1e-5, v_max_iter=10, random_state=None):
+                 v_l2=0.1, max_iter=100, tol=1e-5, v_max_iter=10, stop="total",
+                 line_search="psi", random_state=None):
         self.dims = dims
         self.C1 = C1
         self.C2 = C2
@@ -173,6 +364,8 @@ class MIDR(MILTransformer):
         self.max_iter = max_iter
         self.tol = tol
         self.v_max_iter = v_max_iter
+        self.stop = stop
+        self.line_search = line_search
         self.random_state = random_state
 
     # -- helpers --------------------------------------------------------------------------
@@ -208,13 +401,20 @@ class MIDR(MILTransformer):
             return (loss + 0.5 * lam * theta[:d] @ theta[:d],
                     np.concatenate([Z.T @ g + lam * theta[:d], [g.sum()]]))
 
-        theta0 = np.concatenate([v, [b]])
-        f0 = fun(theta0)[0]
-        res = minimize(fun, theta0, jac=True, method="L-BFGS-B",
-                       options={"maxiter": self.v_max_iter, "gtol": 1e-8})
-        if res.fun <= f0:  # never accept an ascent step (keeps F monotone)
-            return res.x[:d], float(res.x[d])
+        x, f, f0 = lbfgsb(fun, np.concatenate([v, [b]]), self.v_max_iter, 1e-8)
+        if f <= f0:  # never accept an ascent step (keeps F monotone)
+            return x[:d], float(x[d])
         return v, b
+
+    def _fit_key(self, X, offsets, y, d):
+        """Cache key of this fit: the data and every parameter the fitted A depends on.  C1
+        is left out (and checked on a hit) because a fit whose H stayed ≡ 0 serves every
+        C1 with C1/C2 ≥ max|A_ij| of its iterates; C2 is left out too when ``stop="excess"``
+        (with H ≡ 0 the C2 term is the constant C2·d/2 and the A-steps do not use it)."""
+        p = self.get_params()
+        p = tuple((k, p[k]) for k in ("alpha", "init", "v_l2", "max_iter", "tol", "v_max_iter",
+                                      "random_state", "stop", "line_search"))
+        return fingerprint(X, offsets, y) + ((d,) + p,)
 
     # -- fit --------------------------------------------------------------------------------
     def _fit(self, bags, y01):
@@ -223,76 +423,125 @@ class MIDR(MILTransformer):
         if not (self.C2 > 0 and self.C1 >= 0):
             raise ValueError("need C2 > 0 and C1 >= 0")
         t0 = time.perf_counter()
-        rng = np.random.default_rng(self.random_state)
         X, offsets = stack(bags)
-        sizes = np.diff(offsets)
         y = y01.astype(float)
-        self.mean_ = X.mean(axis=0)
-        Xc = X - self.mean_
         D = X.shape[1]
         d = n_from_fraction(self.dims, D)
-        C1, C2, alpha, lam = float(self.C1), float(self.C2), float(self.alpha), float(self.v_l2)
+        C1, C2 = float(self.C1), float(self.C2)
         thr = C1 / C2
+        key = self._fit_key(X, offsets, y, d) if FIT_CACHE.enabled else None
+        state = FIT_CACHE.lookup(key, C1, C2, self.stop) if key is not None else None
+        if state is None:
+            state = self._solve(X, offsets, y, d, C1, C2)
+            if key is not None:
+                FIT_CACHE.store(key, C1, C2, self.stop, state)
+        A, v, b, hist = state["A"], state["v"], state["b"], state["hist"]
+        H = soft_threshold(A, thr)
+        self.mean_ = state["mean"].copy()
+        self.A_, self.H_ = A.copy(), H
+        self.components_ = self.A_ if self.project == "A" else H
+        self.coef_, self.intercept_ = v.copy(), b
+        self.n_components_ = d
+        self.n_iter_ = state["n_iter"]
+        self.objective_history_ = hist.copy()
+        self.orthonormality_history_ = state["ortho"].copy()
+        # keys carry a midr_ prefix where a classifier's diagnostics_ use the same name
+        # (the pipeline merges selector and classifier diagnostics into one dict)
+        self.diagnostics_ = {
+            "midr_objective": float(hist[-1]),
+            "midr_iterations": int(state["n_iter"]),
+            "midr_converged": int(state["converged"]),
+            "orthonormality_loss": orthonormality_loss(H),
+            "sparsity_loss": sparsity_loss(H),
+            "A_orthonormality_error": float(state["ortho"][-1]),
+            "midr_gamma": float(state["gamma"]),
+            "midr_seconds": float(time.perf_counter() - t0),
+        }
+
+    def _solve(self, X, offsets, y, d, C1, C2):
+        """Algorithm 1 from the initial A; returns the fitted state (see :class:`FitCache`)."""
+        rng = np.random.default_rng(self.random_state)
+        sizes = np.diff(offsets)
+        mean = X.mean(axis=0)
+        Xc = X - mean
+        alpha, lam = float(self.alpha), float(self.v_l2)
+        thr = C1 / C2
+        # F − const ≥ 0: const = min over St(d, D) of C2/2‖A − H‖² + C1‖H‖₁ with H = soft(A)
+        # (= C2·Σ huber_thr(A_ij), concave in A_ij², Σ A_ij² = d, |A_ij| ≤ 1: attained by d
+        # unit entries), C2·d/2 when thr ≥ 1 (the term is then constant on the manifold)
+        const = C2 * d * (0.5 if thr >= 1 else thr - 0.5 * thr * thr) \
+            if self.stop == "excess" else 0.0
+        pen0 = 0.0 if self.stop == "excess" and thr >= 1 else 0.5 * C2 * d - const  # H ≡ 0
+
+        reduced = self.line_search == "F" and thr < 1
+
+        def penalty(A):
+            """min over H of C2/2‖A − H‖² + C1‖H‖₁ = C2·Σ huber_thr(A_ij) (Eq. 12)."""
+            a = np.abs(A)
+            return C2 * float(np.where(a <= thr, 0.5 * a * a, thr * a - 0.5 * thr * thr).sum())
 
         A = self._init_A(Xc, d, rng)
         H = soft_threshold(A, thr)
+        amax = float(np.abs(A).max())
         v, b = np.zeros(d), 0.0
         gamma = 1.0
         ortho_hist = [float(np.linalg.norm(A.T @ A - np.eye(d)))]
-        F_prev = midr_objective(A, v, b, H, Xc, offsets, y, C1, C2, alpha, lam)[0]
-        hist = [F_prev]
+
+        def objective(loss, A, H, v):
+            """(F, F − const); with H ≡ 0 the penalty is C2·d/2, added last (exact sharing)."""
+            rest = loss + 0.5 * lam * float(v @ v)
+            if not H.any():
+                return rest + 0.5 * C2 * d, rest + pen0
+            F = loss + 0.5 * C2 * float(((A - H) ** 2).sum()) + C1 * float(np.abs(H).sum()) \
+                + 0.5 * lam * float(v @ v)
+            return F, F - const
+
+        F, E_prev = objective(_bag_sq_loss(Xc @ (A @ v) + b, offsets, y, alpha,
+                                           need_grad=False, sizes=sizes)[0], A, H, v)
+        hist, ehist = [F], [E_prev]
         n_iter, converged = 0, False
         for it in range(int(self.max_iter)):
             n_iter = it + 1
             # 1. update v, b (and hence P_i)
             v, b = self._refit_v(Xc @ A, offsets, y, v, b)
-            # 2. Riemannian gradient of ψ(A) (the C1‖H‖₁ term does not depend on A)
-            psi, G, _, _ = midr_objective(A, v, b, H, Xc, offsets, y, 0.0, C2, alpha, 0.0)
+            # 2. Riemannian gradient of ψ(A) (the C1‖H‖₁ term does not depend on A).  With
+            # H ≡ 0 the C2 term is C2‖A‖²/2 = C2·d/2 on the manifold: its Riemannian gradient
+            # is 0 and it is the same on both sides of the Armijo test, so it is left out
+            # (exact in exact arithmetic; the A-steps then do not depend on C2 at all).
+            c2 = C2 if H.any() else 0.0
+            psi, G, _, _ = midr_objective(A, v, b, H, Xc, offsets, y, 0.0, c2, alpha, 0.0)
             xi = tangent_projection(A, G)
             xi2 = float((xi * xi).sum())
             # 3.-4. Armijo backtracking on γ, QR retraction
-            loss = psi - 0.5 * C2 * float(((A - H) ** 2).sum())
+            loss = psi - 0.5 * c2 * float(((A - H) ** 2).sum())
+            if reduced:     # Armijo on F(A, soft(A)) = loss + C2·Σ huber_thr(A_ij): H follows A
+                psi = loss + penalty(A)
             if xi2 > 0:
                 gamma = min(2.0 * gamma, 1e8)
                 for _ in range(_MAX_BACKTRACK):
                     A_new = qr_retraction(A - gamma * xi)
                     loss_new = _bag_sq_loss(Xc @ (A_new @ v) + b, offsets, y, alpha,
                                             need_grad=False, sizes=sizes)[0]
-                    if loss_new + 0.5 * C2 * float(((A_new - H) ** 2).sum()) \
-                            <= psi - _ARMIJO_C * gamma * xi2:
+                    pen_new = penalty(A_new) if reduced else \
+                        0.5 * c2 * float(((A_new - H) ** 2).sum())
+                    if loss_new + pen_new <= psi - _ARMIJO_C * gamma * xi2:
                         A, loss = A_new, loss_new
                         break
                     gamma *= 0.5
             ortho_hist.append(float(np.linalg.norm(A.T @ A - np.eye(d))))
+            amax = max(amax, float(np.abs(A).max()))
             # 5. H by soft-thresholding (Eq. 12)
             H = soft_threshold(A, thr)
-            F = loss + 0.5 * C2 * float(((A - H) ** 2).sum()) + C1 * float(np.abs(H).sum()) \
-                + 0.5 * lam * float(v @ v)
+            F, E = objective(loss, A, H, v)
             hist.append(F)
-            if F_prev - F <= self.tol * max(abs(F_prev), 1e-12):
+            ehist.append(E)
+            if E_prev - E <= self.tol * max(abs(E_prev), 1e-12):
                 converged = True
                 break
-            F_prev = F
-
-        self.A_, self.H_ = A, H
-        self.components_ = A if self.project == "A" else H
-        self.coef_, self.intercept_ = v, b
-        self.n_components_ = d
-        self.n_iter_ = n_iter
-        self.objective_history_ = np.asarray(hist)
-        self.orthonormality_history_ = np.asarray(ortho_hist)
-        # keys carry a midr_ prefix where a classifier's diagnostics_ use the same name
-        # (the pipeline merges selector and classifier diagnostics into one dict)
-        self.diagnostics_ = {
-            "midr_objective": float(hist[-1]),
-            "midr_iterations": int(n_iter),
-            "midr_converged": int(converged),
-            "orthonormality_loss": orthonormality_loss(H),
-            "sparsity_loss": sparsity_loss(H),
-            "A_orthonormality_error": float(ortho_hist[-1]),
-            "midr_gamma": float(gamma),
-            "midr_seconds": float(time.perf_counter() - t0),
-        }
+            E_prev = E
+        return {"A": A, "v": v, "b": b, "mean": mean, "hist": np.asarray(hist),
+                "ehist": np.asarray(ehist), "ortho": np.asarray(ortho_hist), "n_iter": n_iter,
+                "converged": converged, "gamma": gamma, "amax": amax}
 
     def _transform_instances(self, X):
         return (X - self.mean_) @ self.components_
