@@ -20,7 +20,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-DEFAULT_MAX_BYTES = 256 * 2**20   # per process: a forked run cell may use about 1 GB in all
+DEFAULT_MAX_BYTES = 768 * 2**20   # per process; see the module docstring
 
 
 def fingerprint(*arrays):

@@ -48,15 +48,27 @@ from __future__ import annotations
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
 from ..bags import stack
 from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier
 from ..distances import memory_limit
-from .odm import (cached_kernel, kernel_matrix, odm_c, primal_objective,
-                  resolve_gamma, solve_odm_dual, sq_norms)
+from .odm import (cached_kernel, cached_packed_kernel, kernel_matrix, odm_c, packed_block,
+                  packed_matvec, packed_size, primal_objective, resolve_gamma, solve_odm_dual,
+                  sq_norms)
 
 FULL_KERNEL_MAX_BYTES = 32 * 2**20   # cap on the kernel of all instances and bag means
+PACKED_KERNEL_MAX_BYTES = 150 * 2**20   # sparse input: cap on the packed (half) kernel
+SPARSE_MAX_DENSITY = 0.05            # kernel products through CSR below this fraction of non-zeros
+
+
+def as_sparse_if_sparse(X):
+    """X as a CSR matrix when at most ``SPARSE_MAX_DENSITY`` of its entries are non-zero (the
+    TF-IDF passages of WebKB: ~1 %), else X itself."""
+    if SPARSE_MAX_DENSITY > 0 and np.count_nonzero(X) <= SPARSE_MAX_DENSITY * X.size:
+        return sp.csr_matrix(X)
+    return X
 
 
 def segment_argmax(scores, offsets):
@@ -153,17 +165,29 @@ class MIORDM(MILClassifier):
 
         Z = np.vstack([X, bag_means(X, offsets)])       # instances, then the Eq. 13 means
         room = np.inf if limit is None else limit - need
-        if 8 * len(Z) ** 2 <= min(FULL_KERNEL_MAX_BYTES, room):
-            K = cached_kernel(Z, self.kernel, self.gamma_)
+        Zk = as_sparse_if_sparse(Z)
+        z_norms = sq_norms(Z)
+        if sp.issparse(Zk) and 8 * packed_size(len(Z)) <= min(PACKED_KERNEL_MAX_BYTES, room):
+            P = cached_packed_kernel(Zk, self.kernel, self.gamma_, z_norms)
 
             def gram(rows, cols):
-                return K[rows][:, cols]
+                return packed_block(P, rows, cols)
+
+            def instance_scores(cols, coef):             # K(X, Z[cols]) @ coef, one pass
+                return packed_matvec(P, cols, coef)[:N]
         else:
-            z_norms = sq_norms(Z)
+            if not sp.issparse(Zk) and 8 * len(Z) ** 2 <= min(FULL_KERNEL_MAX_BYTES, room):
+                K = cached_kernel(Z, self.kernel, self.gamma_)
 
-            def gram(rows, cols):
-                return kernel_matrix(Z[rows], Z[cols], self.kernel, self.gamma_, z_norms[rows],
-                                     z_norms[cols])
+                def gram(rows, cols):
+                    return K[rows][:, cols]
+            else:
+                def gram(rows, cols):
+                    return kernel_matrix(Zk[rows], Zk[cols], self.kernel, self.gamma_,
+                                         z_norms[rows], z_norms[cols])
+
+            def instance_scores(cols, coef):
+                return gram(slice(N), cols) @ coef
 
         rows = N + np.arange(n)                         # rows of Z holding the representatives
         rep_idx = np.full(n, -1)
@@ -182,7 +206,7 @@ class MIORDM(MILClassifier):
             total_sweeps += res.sweeps
             coef = y * res.u
             sv = np.flatnonzero(coef)
-            scores = gram(slice(N), rows[sv]) @ coef[sv]
+            scores = instance_scores(rows[sv], coef[sv])
             new_idx = segment_argmax(scores, offsets)   # Eq. 32
             # Eq. 8 (bag margins from the max instance score) at this round's w
             bag_margin = y * scores[new_idx]
@@ -226,8 +250,8 @@ class MIORDM(MILClassifier):
         X = np.asarray(X, dtype=float)
         if len(self._sv_coef) == 0:
             return np.zeros(len(X))
-        return kernel_matrix(X, self._sv, self.kernel, self.gamma_, None, self._sv_norms) \
-            @ self._sv_coef
+        return kernel_matrix(as_sparse_if_sparse(X), as_sparse_if_sparse(self._sv), self.kernel,
+                             self.gamma_, sq_norms(X), self._sv_norms) @ self._sv_coef
 
     def _decision(self, bags):
         X, offsets = stack(bags)
