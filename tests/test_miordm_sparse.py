@@ -7,7 +7,8 @@ import scipy.sparse as sp
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 import milbench.classifiers.miordm as mod
-from milbench.classifiers.miordm import MIORDM, as_sparse_if_sparse, bag_means
+from milbench.classifiers.miordm import (MIORDM, as_sparse_if_sparse,
+                                         instances_and_means)
 from milbench.classifiers.odm import (kernel_matrix, packed_block, packed_kernel, packed_matvec,
                                       sq_norms)
 
@@ -83,12 +84,23 @@ def test_density_threshold(monkeypatch):
     assert not sp.issparse(as_sparse_if_sparse(np.zeros((5, 4))))
 
 
+def test_sparse_instances_and_means_equal_the_dense_ones(monkeypatch):
+    bags, _ = sparse_mil(4)
+    X = np.concatenate(bags).astype(np.float32)          # as the Bags container stores them
+    offsets = np.concatenate([[0], np.cumsum([len(b) for b in bags])])
+    Z, norms = instances_and_means(X, offsets)
+    assert sp.issparse(Z) and Z.dtype == np.float64
+    monkeypatch.setattr(mod, "SPARSE_MAX_DENSITY", 0.0)
+    Zd, norms_d = instances_and_means(X, offsets)
+    assert not sp.issparse(Zd)
+    np.testing.assert_array_equal(Z.toarray(), Zd)
+    np.testing.assert_allclose(norms, norms_d, rtol=1e-14)
+
+
 @pytest.mark.parametrize("kernel,gamma", [("rbf", None), ("rbf", 0.05), ("linear", None)])
 def test_sparse_paths_give_the_dense_model(fresh_cache, monkeypatch, kernel, gamma):
     bags, y = sparse_mil(2)
-    Z = np.vstack([np.concatenate(bags), bag_means(np.concatenate(bags),
-                   np.concatenate([[0], np.cumsum([len(b) for b in bags])]))])
-    assert sp.issparse(as_sparse_if_sparse(Z))
+    assert sp.issparse(as_sparse_if_sparse(np.concatenate(bags)))
     kw = dict(kernel=kernel, gamma=gamma, lam=64.0, theta=0.6, mu=0.8, random_state=0)
     test_bags, _ = sparse_mil(102)
     fits = {}

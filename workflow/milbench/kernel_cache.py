@@ -9,7 +9,10 @@ data in a new array hits and data differing in one value misses (never ``id()``)
 
 Entries are returned read-only; callers copy before writing.  ``with disabled():`` turns the
 cache off (benchmarks, tests).  Each process (run-cell or joblib worker) has its own cache;
-entries of a finished cell stay until evicted, so the bound is what a worker may keep.
+entries of a finished cell stay until evicted (the runner clears it per cell), so the bound is
+what a worker may keep: 768 MiB, sized for the five inner-fold MIORDM kernels of WebKB
+faculty (packed float64, ~140 MiB each; miordm.PACKED_KERNEL_MAX_BYTES = 150 MiB) inside a
+run cell's 2,000 MB (workflow/rules/runs.smk: 1000 + 1000 × threads MB).
 """
 from __future__ import annotations
 

@@ -33,15 +33,25 @@ Departures / readings of the extraction:
   used here is re-derived in odm.py from the primal (Eq. 18).
 
 Speed, not result: from the second round on the representatives R are training instances, so
-the kernel of Z = [X; bag means] (the means are round 1's R) is computed once per fit — once
-per training set in a process, shared by an inner-CV grid's candidates through
-:data:`milbench.kernel_cache.CACHE` — and every round indexes K(R, R) (Eq. 27) and K(X, R_sv)
-(Eq. 32) from it.  Above ``FULL_KERNEL_MAX_BYTES`` (32 MiB, N + n_bags ≤ 2048) or the memory
-left, those blocks are computed every round instead: the same model (to rounding; bit-identical
-on the five benchmarks).  The cap keeps an inner CV's five fold kernels and the refit's in the
-cache's 256 MiB (GridSearchCV runs every fold of a candidate before the next candidate, so a
-smaller cache would never hit); on musk2 (5177 rows) one full kernel costs more than a whole
-fit's per-round blocks (benchmarks/bench_miordm.py --cache).
+every round needs only blocks of the kernel of Z = [X; bag means] (the means are round 1's R):
+K(R, R) (Eq. 27) and K(X, R_sv) (Eq. 32).  Three ways to get them, the same model to round-off:
+* sparse input (at most ``SPARSE_MAX_DENSITY`` = 5 % of Z non-zero, e.g. the WebKB TF-IDF
+  passages, ~1 %): the products go through CSR matrices (odm.kernel_matrix; the RBF by
+  ‖a‖² + ‖b‖² − 2aᵀb as for dense input) and, when its lower triangle fits
+  ``PACKED_KERNEL_MAX_BYTES`` (150 MiB, N + n_bags ≤ 6,280) and the memory left, the whole
+  kernel is computed once, stored packed in float64 (odm.packed_kernel; half of the square)
+  and kept in :data:`milbench.kernel_cache.CACHE` — every candidate of an inner-CV grid (λ, θ,
+  μ leave the kernel unchanged) on the same fold reuses it: K(R, R) is gathered from it and
+  K(X, R_sv)·coef is one symmetric packed matrix-vector product (BLAS dspmv).  The cache's
+  768 MiB hold the five inner folds' kernels (GridSearchCV runs every fold of a candidate
+  before the next one, so fewer would never hit); a larger kernel (the refit on WebKB) takes
+  the per-round CSR products instead.  On WebKB faculty's 80 % training set a fit takes 5.4 s
+  instead of 16 s and an inner CV of 36 candidates × 5 folds + refit ~x8 less CPU
+  (benchmarks/bench_miordm.py --faculty);
+* dense input, N + n_bags ≤ 2048 (``FULL_KERNEL_MAX_BYTES``, 32 MiB) and the memory left: the
+  square kernel once per training set, cached likewise;
+* otherwise every round computes its own blocks (on musk2, 5177 rows, one full dense kernel
+  costs more than a whole fit's per-round blocks; benchmarks/bench_miordm.py --cache).
 """
 from __future__ import annotations
 
@@ -99,6 +109,26 @@ def bag_means(X, offsets):
     return np.add.reduceat(X, offsets[:-1], axis=0) / np.diff(offsets)[:, None]
 
 
+def instances_and_means(X, offsets):
+    """Z = [X; bag means] (Eq. 13) in float64 and its squared row norms: a CSR matrix built
+    without a dense float64 copy when X is sparse (:func:`as_sparse_if_sparse`), else dense.
+    The sparse means add the same non-zeros in the same (row) order as :func:`bag_means`."""
+    Xs = as_sparse_if_sparse(X)
+    if not sp.issparse(Xs):
+        X = np.asarray(X, dtype=float)
+        Z = np.vstack([X, bag_means(X, offsets)])
+        return Z, sq_norms(Z)
+    Xs = Xs.astype(float)
+    sizes = np.diff(offsets)
+    member = sp.csr_matrix((np.ones(Xs.shape[0]), np.arange(Xs.shape[0]), offsets),
+                           shape=(len(sizes), Xs.shape[0]))
+    means = (member @ Xs).tocsr()
+    means.sort_indices()
+    means.data /= np.repeat(sizes, np.diff(means.indptr))
+    Z = sp.vstack([Xs, means], format="csr")
+    return Z, sq_norms(Z)
+
+
 class MIORDM(MILClassifier):
     """MIORDM (miordm.txt Algorithm 1).
 
@@ -150,7 +180,6 @@ class MIORDM(MILClassifier):
         if self.keep not in ("last", "best"):
             raise ValueError(f"keep must be 'last' or 'best', got {self.keep!r}")
         X, offsets = stack(bags)
-        X = np.asarray(X, dtype=float)
         y = np.where(np.asarray(y01) > 0, 1.0, -1.0)
         n, N = len(y), len(X)
         need = 8 * (3 * n * n + N * n)   # K, Q blocks and the instance-to-representative kernel
@@ -163,12 +192,10 @@ class MIORDM(MILClassifier):
         yy = np.outer(y, y)
         rng = np.random.default_rng(self.random_state)
 
-        Z = np.vstack([X, bag_means(X, offsets)])       # instances, then the Eq. 13 means
+        Z, z_norms = instances_and_means(X, offsets)    # instances, then the Eq. 13 means
         room = np.inf if limit is None else limit - need
-        Zk = as_sparse_if_sparse(Z)
-        z_norms = sq_norms(Z)
-        if sp.issparse(Zk) and 8 * packed_size(len(Z)) <= min(PACKED_KERNEL_MAX_BYTES, room):
-            P = cached_packed_kernel(Zk, self.kernel, self.gamma_, z_norms)
+        if sp.issparse(Z) and 8 * packed_size(Z.shape[0]) <= min(PACKED_KERNEL_MAX_BYTES, room):
+            P = cached_packed_kernel(Z, self.kernel, self.gamma_, z_norms)
 
             def gram(rows, cols):
                 return packed_block(P, rows, cols)
@@ -176,14 +203,14 @@ class MIORDM(MILClassifier):
             def instance_scores(cols, coef):             # K(X, Z[cols]) @ coef, one pass
                 return packed_matvec(P, cols, coef)[:N]
         else:
-            if not sp.issparse(Zk) and 8 * len(Z) ** 2 <= min(FULL_KERNEL_MAX_BYTES, room):
+            if not sp.issparse(Z) and 8 * Z.shape[0] ** 2 <= min(FULL_KERNEL_MAX_BYTES, room):
                 K = cached_kernel(Z, self.kernel, self.gamma_)
 
                 def gram(rows, cols):
                     return K[rows][:, cols]
             else:
                 def gram(rows, cols):
-                    return kernel_matrix(Zk[rows], Zk[cols], self.kernel, self.gamma_,
+                    return kernel_matrix(Z[rows], Z[cols], self.kernel, self.gamma_,
                                          z_norms[rows], z_norms[cols])
 
             def instance_scores(cols, coef):
@@ -223,7 +250,7 @@ class MIORDM(MILClassifier):
             rows = rep_idx = new_idx
 
         mil_obj, rows, rep_idx, alpha, beta, coef, H, res = best
-        R = Z[rows]
+        R = Z[rows].toarray() if sp.issparse(Z) else Z[rows]
         self.history_ = history
         self.representatives_ = R
         self.rep_index_ = rep_idx
