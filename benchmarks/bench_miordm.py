@@ -152,8 +152,8 @@ def faculty_table(bags_dir, n_old):
               f"{np.array_equal(m.rep_index_, ref[1].rep_index_)}  {m.diagnostics_['rounds']}",
               flush=True)
 
-    pick = [best] + [i for i in np.linspace(0, len(params) - 1, n_old).round().astype(int)
-                     if i != best][:n_old - 1]
+    pick = [int(best)] + [int(i) for i in np.linspace(0, len(params) - 1, n_old).round()
+                          if i != best][:n_old - 1]
     CACHE.clear()
     with old():
         est = build_estimator("minmax", {"name": "none"}, spec)
