@@ -137,3 +137,20 @@ def test_grid_shares_one_packed_kernel_per_fold(fresh_cache):
     np.testing.assert_array_equal(cached.cv_results_["mean_test_score"],
                                   plain.cv_results_["mean_test_score"])
     np.testing.assert_array_equal(cached.decision_function(bags), plain.decision_function(bags))
+
+
+def test_small_cache_bound_computes_blocks_every_round(monkeypatch):
+    import milbench.classifiers.odm as odm_mod
+    from milbench.kernel_cache import ArrayCache
+    bags, y = sparse_mil(5)
+    kw = dict(lam=32.0, random_state=0)
+    monkeypatch.setattr(odm_mod, "CACHE", ArrayCache())
+    packed = MIORDM(**kw).fit(bags, y)
+    assert len(odm_mod.CACHE) == 1
+    small = ArrayCache(max_bytes=64)                   # a fifth of it holds no kernel
+    monkeypatch.setattr(odm_mod, "CACHE", small)
+    per_round = MIORDM(**kw).fit(bags, y)
+    assert small.misses == 0 and len(small) == 0
+    np.testing.assert_array_equal(per_round.rep_index_, packed.rep_index_)
+    np.testing.assert_allclose(per_round.decision_function(bags), packed.decision_function(bags),
+                               rtol=0, atol=1e-10)

@@ -35,18 +35,20 @@ Departures / readings of the extraction:
 Speed, not result: from the second round on the representatives R are training instances, so
 every round needs only blocks of the kernel of Z = [X; bag means] (the means are round 1's R):
 K(R, R) (Eq. 27) and K(X, R_sv) (Eq. 32).  Three ways to get them, the same model to round-off:
-* sparse input (at most ``SPARSE_MAX_DENSITY`` = 5 % of Z non-zero, e.g. the WebKB TF-IDF
-  passages, ~1 %): the products go through CSR matrices (odm.kernel_matrix; the RBF by
+* sparse input (at most ``SPARSE_MAX_DENSITY`` = 5 % of the instances' entries non-zero, e.g.
+  the WebKB TF-IDF passages, ~1 %; CSR is 2.7× faster than dense BLAS at 5 %, even at ~10 %:
+  bench_miordm.py --density): Z is built as CSR and the products go through it (odm.kernel_matrix; the RBF by
   ‖a‖² + ‖b‖² − 2aᵀb as for dense input) and, when its lower triangle fits
-  ``PACKED_KERNEL_MAX_BYTES`` (150 MiB, N + n_bags ≤ 6,280) and the memory left, the whole
-  kernel is computed once, stored packed in float64 (odm.packed_kernel; half of the square)
-  and kept in :data:`milbench.kernel_cache.CACHE` — every candidate of an inner-CV grid (λ, θ,
-  μ leave the kernel unchanged) on the same fold reuses it: K(R, R) is gathered from it and
-  K(X, R_sv)·coef is one symmetric packed matrix-vector product (BLAS dspmv).  The cache's
-  768 MiB hold the five inner folds' kernels (GridSearchCV runs every fold of a candidate
-  before the next one, so fewer would never hit); a larger kernel (the refit on WebKB) takes
-  the per-round CSR products instead.  On WebKB faculty's 80 % training set a fit takes 5.4 s
-  instead of 16 s and an inner CV of 36 candidates × 5 folds + refit ~x8 less CPU
+  ``PACKED_KERNEL_MAX_BYTES`` (150 MiB, N + n_bags ≤ 6,270; at most a fifth of the cache's
+  bound) and the memory left, the whole kernel is computed once, stored packed in float64
+  (odm.packed_kernel; half of the square) and kept in :data:`milbench.kernel_cache.CACHE` —
+  every candidate of an inner-CV grid (λ, θ, μ leave the kernel unchanged) on the same fold
+  reuses it: K(R, R) is gathered from it and K(X, R_sv)·coef is one symmetric packed
+  matrix-vector product (BLAS dspmv).  The cache's 768 MiB hold the five inner folds' kernels
+  (GridSearchCV runs every fold of a candidate before the next one, so fewer would never
+  hit); a larger kernel (the refit on WebKB faculty) takes per-round CSR products instead.
+  WebKB faculty, 80 % training set: one fit 4.3 s CPU instead of 16.6 s, a tuned cell (36
+  candidates × 5 folds + refit) 418 s instead of ~3,000 s, same chosen point and accuracy
   (benchmarks/bench_miordm.py --faculty);
 * dense input, N + n_bags ≤ 2048 (``FULL_KERNEL_MAX_BYTES``, 32 MiB) and the memory left: the
   square kernel once per training set, cached likewise;
@@ -64,6 +66,7 @@ from sklearn.utils._param_validation import Interval
 from ..bags import stack
 from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier
 from ..distances import memory_limit
+from . import odm
 from .odm import (cached_kernel, cached_packed_kernel, kernel_matrix, odm_c, packed_block,
                   packed_matvec, packed_size, primal_objective, resolve_gamma, solve_odm_dual,
                   sq_norms)
@@ -194,7 +197,8 @@ class MIORDM(MILClassifier):
 
         Z, z_norms = instances_and_means(X, offsets)    # instances, then the Eq. 13 means
         room = np.inf if limit is None else limit - need
-        if sp.issparse(Z) and 8 * packed_size(Z.shape[0]) <= min(PACKED_KERNEL_MAX_BYTES, room):
+        packed_cap = min(PACKED_KERNEL_MAX_BYTES, odm.CACHE.max_bytes // 5, room)
+        if sp.issparse(Z) and 8 * packed_size(Z.shape[0]) <= packed_cap:
             P = cached_packed_kernel(Z, self.kernel, self.gamma_, z_norms)
 
             def gram(rows, cols):

@@ -29,7 +29,8 @@ exactly (v = Hu) after every sweep.
 
 Departure (speed, not result): by default every sweep is followed by one exact Newton solve on
 the face the sweep left (which pairs are α-active, β-active, zero), stepped only as far as the
-signs allow (``newton_every``; 0 gives the pure Eq. 31 method).  With min-max scaled data and
+signs allow (``newton_every``; 0 gives the pure Eq. 31 method; the face system H_FF + D is
+positive definite and solved by Cholesky).  With min-max scaled data and
 γ = 1/d the kernel is nearly constant, H is nearly rank one, and plain coordinate descent
 converges linearly at a rate ~ c / max H_ii — hundreds to thousands of sweeps for λ ≥ 2⁸;
 the hybrid reaches the same (unique) optimum to ~1e-13 in a few sweeps.
