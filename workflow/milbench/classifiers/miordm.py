@@ -36,9 +36,10 @@ Speed, not result: from the second round on the representatives R are training i
 every round needs only blocks of the kernel of Z = [X; bag means] (the means are round 1's R):
 K(R, R) (Eq. 27) and K(X, R_sv) (Eq. 32).  Three ways to get them, the same model to round-off:
 * sparse input (at most ``SPARSE_MAX_DENSITY`` = 5 % of the instances' entries non-zero, e.g.
-  the WebKB TF-IDF passages, ~1 %; CSR is 2.7× faster than dense BLAS at 5 %, even at ~10 %:
-  bench_miordm.py --density): Z is built as CSR and the products go through it (odm.kernel_matrix; the RBF by
-  ‖a‖² + ‖b‖² − 2aᵀb as for dense input) and, when its lower triangle fits
+  the WebKB TF-IDF passages, ~1 %; an RBF block through CSR is ~5× faster than dense BLAS at
+  1-2 %, 2.7× at 5 %, break-even near 10 %: bench_miordm.py --density): Z is built as CSR and
+  the products go through it (odm.kernel_matrix; the RBF by ‖a‖² + ‖b‖² − 2aᵀb as for dense
+  input) and, when its lower triangle fits
   ``PACKED_KERNEL_MAX_BYTES`` (150 MiB, N + n_bags ≤ 6,270; at most a fifth of the cache's
   bound) and the memory left, the whole kernel is computed once, stored packed in float64
   (odm.packed_kernel; half of the square) and kept in :data:`milbench.kernel_cache.CACHE` —
