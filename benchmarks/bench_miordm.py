@@ -2,6 +2,9 @@
 
     OMP_NUM_THREADS=1 python benchmarks/bench_miordm.py [--data ../shared/data] [--repeat 3]
         [--datasets musk1,musk2,tiger,elephant,fox] [--pure-dcd] [--cache]
+    OMP_NUM_THREADS=1 python benchmarks/bench_miordm.py --faculty
+        [--bags ../main/results/bags/webkb-faculty@src-6455812d] [--old-candidates 4]
+    OMP_NUM_THREADS=1 python benchmarks/bench_miordm.py --density
 
 For every dataset: min-max scaling, a stratified 80 % training split (seed 0), MIORDM with
 λ = 2⁸, θ = μ = 0.7, RBF γ = 1/d.  Reported (best of ``--repeat``; wall and CPU seconds):
@@ -24,6 +27,24 @@ pipeline's GridSearchCV of min-max scaling + MIORDM over 4 λ × 3 θ × 3 μ = 
 ("kernels": computed / looked up in the cached run); the chosen parameters and every
 candidate's score must agree ("same"); (c) Citation-kNN's GridSearchCV over 4 references × 4
 citers × 5 folds + the refit with its bag-distance tables cached or not.
+
+``--faculty`` measures the sparse kernel on WebKB faculty (config/paper/miordm.yaml
+``miordm-faculty``; bags read from the ``--bags`` store) at the 80 % holdout split (seed 0,
+split 0), CPU seconds, OLD (dense products every round: ``SPARSE_MAX_DENSITY = 0``, the code
+before) vs NEW in this run:
+(a) one fit (λ = 2⁸, θ = μ = 0.7, cold cache; run after (b)'s NEW cell): OLD, NEW with CSR
+    products every round (``PACKED_KERNEL_MAX_BYTES = 0``), NEW (packed kernel where it fits);
+    the largest bag-score and dual-coefficient differences and whether the representatives
+    are the same;
+(b) the tuned cell: the pipeline's GridSearchCV (min-max + MIORDM, 36 candidates × 5 inner
+    folds + the refit) NEW in full — CPU, chosen point, test accuracy, kernels computed /
+    looked up, cache bytes, peak RSS; OLD on ``--old-candidates`` candidates (NEW's chosen point
+    first, the rest spread over the grid) × 5 folds + the refit of the chosen point, scaled to
+    36 candidates (the refit counted once), with every shared candidate's inner-CV score and
+    the test accuracy compared; the experiment's MIORDM CPU = 50 splits × the cell.
+
+``--density`` times one RBF kernel block (3000 × 3000 random sparse instances against 700 of
+them, d = 3000) dense vs CSR at densities 1–20 %: where miordm.SPARSE_MAX_DENSITY comes from.
 """
 from __future__ import annotations
 
@@ -47,6 +68,127 @@ def per_round_kernel():
         yield
     finally:
         miordm.FULL_KERNEL_MAX_BYTES = cap
+
+
+@contextlib.contextmanager
+def patched(**values):
+    """Set module constants of milbench.classifiers.miordm for the block."""
+    from milbench.classifiers import miordm
+    old = {k: getattr(miordm, k) for k in values}
+    for k, v in values.items():
+        setattr(miordm, k, v)
+    try:
+        yield
+    finally:
+        for k, v in old.items():
+            setattr(miordm, k, v)
+
+
+def faculty_table(bags_dir, n_old):
+    import resource
+    import time
+
+    import numpy as np
+
+    from milbench.classifiers.miordm import MIORDM
+    from milbench.folds import make_folds, split
+    from milbench.kernel_cache import CACHE
+    from milbench.pipeline import build_estimator
+    from milbench.preprocessing import BagScaler
+    from milbench.store import read_bags
+
+    bags = read_bags(bags_dir)
+    folds = make_folds(bags.bag_ids, bags.labels,
+                       {"kind": "holdout", "train": 0.8, "repeats": 1, "seed": 0})
+    tr, te, _ = split(folds, 0, 0, bags.bag_ids)
+    train, test = bags.subset(tr), bags.subset(te)
+    X = train.instances
+    print(f"webkb-faculty split 0: {len(train.labels)} training bags, {X.shape[0]} x "
+          f"{X.shape[1]} instances, {np.count_nonzero(X) / X.size:.2%} non-zero; "
+          f"{len(test.labels)} test bags", flush=True)
+
+    def old():                                     # the code before: dense products every round
+        return patched(SPARSE_MAX_DENSITY=0.0)
+
+    def csr_rounds():                              # CSR products every round
+        return patched(PACKED_KERNEL_MAX_BYTES=0)
+
+    # (b) the tuned cell, NEW first (peak RSS of this process = the NEW cell's)
+    spec = {"name": "miordm", "kernel": "rbf", "tune": PAPER_GRID}
+    CACHE.clear()
+    new = build_estimator("minmax", {"name": "none"}, spec)
+    t = time.process_time()
+    new.fit(train, train.labels)
+    new_cpu = time.process_time() - t
+    new_acc = float((new.predict(test) == test.labels).mean())
+    cache_mib = CACHE.nbytes / 2**20
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
+    params = new.cv_results_["params"]
+    best = new.best_index_
+    print(f"(b) tuned cell NEW: {new_cpu:.1f} s CPU for 36 x 5 + refit "
+          f"({new_cpu / 181:.2f} s per fit); chosen {new.best_params_}, inner CV "
+          f"{new.best_score_:.4f}, test accuracy {new_acc:.4f}; kernels computed/looked up "
+          f"{CACHE.misses}/{CACHE.hits}, cache {cache_mib:.0f} MiB, peak RSS {peak:.0f} MiB",
+          flush=True)
+    # (a) one fit
+    sc = BagScaler("minmax").fit(train)
+    str_, ste = sc.transform(train), sc.transform(test)
+    kw = dict(lam=2.0 ** 8, theta=0.7, mu=0.7, random_state=0)
+    fits = {}
+    for label, context in (("OLD", old), ("CSR/round", csr_rounds),
+                           ("NEW", contextlib.nullcontext)):
+        CACHE.clear()
+        with context():
+            t = time.process_time()
+            m = MIORDM(**kw).fit(str_, train.labels)
+            fit_cpu = time.process_time() - t
+            fits[label] = (fit_cpu, m, m.decision_function(ste))
+    ref = fits["OLD"]
+    print("(a) one fit, lam=2^8 theta=mu=0.7 (cpu s; vs OLD: max |bag score diff| on the test "
+          "bags, max |dual coef diff|, same representatives, rounds):")
+    for label, (c, m, d) in fits.items():
+        print(f"  {label:10s} {c:7.2f} s  x{ref[0] / c:5.2f}  {np.abs(d - ref[2]).max():.1e}  "
+              f"{np.abs(m.dual_coef_ - ref[1].dual_coef_).max():.1e}  "
+              f"{np.array_equal(m.rep_index_, ref[1].rep_index_)}  {m.diagnostics_['rounds']}",
+              flush=True)
+
+    pick = [int(best)] + [int(i) for i in np.linspace(0, len(params) - 1, n_old).round()
+                          if i != best][:n_old - 1]
+    CACHE.clear()
+    with old():
+        est = build_estimator("minmax", {"name": "none"}, spec)
+        est.set_params(param_grid=[{k: [v] for k, v in params[i].items()} for i in pick])
+        t = time.process_time()
+        est.fit(train, train.labels)
+        old_part = time.process_time() - t
+        old_acc = float((est.predict(test) == test.labels).mean())
+    old_cell = (old_part - ref[0]) * len(params) / len(pick) + ref[0]
+    same = [bool(est.cv_results_["mean_test_score"][j] == new.cv_results_["mean_test_score"][i])
+            for j, i in enumerate(pick)]
+    print(f"    tuned cell OLD on {len(pick)} candidates x 5 + refit: {old_part:.1f} s CPU -> "
+          f"~{old_cell:.0f} s for the cell (36 candidates; refit ~ the OLD fit of (a)); chosen "
+          f"{est.best_params_}, test accuracy {old_acc:.4f}; candidates {pick} inner-CV scores "
+          f"equal to NEW's: {same}", flush=True)
+    print(f"    cell ratio OLD/NEW {old_cell / new_cpu:.2f}; miordm-faculty MIORDM (50 splits): "
+          f"OLD ~{50 * old_cell / 3600:.1f} CPU-h, NEW {50 * new_cpu / 3600:.1f} CPU-h", flush=True)
+
+
+def density_table():
+    import numpy as np
+    import scipy.sparse as sp
+
+    from milbench.classifiers.odm import kernel_matrix, sq_norms
+
+    rng = np.random.default_rng(0)
+    print("RBF block 3000 x 700, d = 3000, cpu s (best of 3): density, dense, CSR, dense/CSR")
+    for density in (0.01, 0.02, 0.05, 0.1, 0.2):
+        X = sp.random(3000, 3000, density=density, random_state=rng, format="csr").toarray()
+        R = X[rng.choice(3000, 700, replace=False)]
+        xn, rn = sq_norms(X), sq_norms(R)
+        Xs, Rs = sp.csr_matrix(X), sp.csr_matrix(R)
+        dense = best_of(lambda: kernel_matrix(X, R, "rbf", 1 / 3000, xn, rn), 3).cpu
+        csr = best_of(lambda: kernel_matrix(Xs, Rs, "rbf", 1 / 3000, xn, rn), 3).cpu
+        print(f"  {density:4.2f} {dense:7.3f} {csr:7.3f} {dense / csr:6.2f}", flush=True)
 
 
 def cache_table(names, data, repeat):
@@ -125,7 +267,16 @@ def main():
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--pure-dcd", action="store_true")
     ap.add_argument("--cache", action="store_true")
+    ap.add_argument("--faculty", action="store_true")
+    ap.add_argument("--bags", default=str(Path(__file__).resolve().parents[2] / "main" / "results"
+                                          / "bags" / "webkb-faculty@src-6455812d"))
+    ap.add_argument("--old-candidates", type=int, default=4)
+    ap.add_argument("--density", action="store_true")
     args = ap.parse_args()
+    if args.density:
+        return density_table()
+    if args.faculty:
+        return faculty_table(args.bags, args.old_candidates)
     if not Path(args.data).exists():
         raise SystemExit(f"{args.data} not found (pass --data)")
     if args.cache:

@@ -9,18 +9,24 @@ data in a new array hits and data differing in one value misses (never ``id()``)
 
 Entries are returned read-only; callers copy before writing.  ``with disabled():`` turns the
 cache off (benchmarks, tests).  Each process (run-cell or joblib worker) has its own cache;
-entries of a finished cell stay until evicted, so the bound is what a worker may keep.
+entries of a finished cell stay until evicted (the runner clears it per cell), so the bound is
+what a worker may keep: 768 MiB (``MILBENCH_KERNEL_CACHE_MB`` overrides it), sized for the
+five inner-fold MIORDM kernels of WebKB faculty (packed float64, ~140 MiB each;
+miordm.PACKED_KERNEL_MAX_BYTES = 150 MiB) inside a one-thread run cell's 2,000 MB
+(workflow/rules/runs.smk: 1000 + 1000 × threads MB; such a cell peaks at ~1.7 GB).  With a
+smaller bound MIORDM computes its kernel blocks every round instead (same model, more CPU).
 """
 from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import threading
 from collections import OrderedDict
 
 import numpy as np
 
-DEFAULT_MAX_BYTES = 256 * 2**20   # per process: a forked run cell may use about 1 GB in all
+DEFAULT_MAX_BYTES = int(float(os.environ.get("MILBENCH_KERNEL_CACHE_MB", 768)) * 2**20)
 
 
 def fingerprint(*arrays):

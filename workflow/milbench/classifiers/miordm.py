@@ -33,30 +33,56 @@ Departures / readings of the extraction:
   used here is re-derived in odm.py from the primal (Eq. 18).
 
 Speed, not result: from the second round on the representatives R are training instances, so
-the kernel of Z = [X; bag means] (the means are round 1's R) is computed once per fit — once
-per training set in a process, shared by an inner-CV grid's candidates through
-:data:`milbench.kernel_cache.CACHE` — and every round indexes K(R, R) (Eq. 27) and K(X, R_sv)
-(Eq. 32) from it.  Above ``FULL_KERNEL_MAX_BYTES`` (32 MiB, N + n_bags ≤ 2048) or the memory
-left, those blocks are computed every round instead: the same model (to rounding; bit-identical
-on the five benchmarks).  The cap keeps an inner CV's five fold kernels and the refit's in the
-cache's 256 MiB (GridSearchCV runs every fold of a candidate before the next candidate, so a
-smaller cache would never hit); on musk2 (5177 rows) one full kernel costs more than a whole
-fit's per-round blocks (benchmarks/bench_miordm.py --cache).
+every round needs only blocks of the kernel of Z = [X; bag means] (the means are round 1's R):
+K(R, R) (Eq. 27) and K(X, R_sv) (Eq. 32).  Three ways to get them, the same model to round-off:
+* sparse input (at most ``SPARSE_MAX_DENSITY`` = 5 % of the instances' entries non-zero, e.g.
+  the WebKB TF-IDF passages, ~1 %; an RBF block through CSR is ~5× faster than dense BLAS at
+  1-2 %, 2.7× at 5 %, break-even near 10 %: bench_miordm.py --density): Z is built as CSR and
+  the products go through it (odm.kernel_matrix; the RBF by ‖a‖² + ‖b‖² − 2aᵀb as for dense
+  input) and, when its lower triangle fits
+  ``PACKED_KERNEL_MAX_BYTES`` (150 MiB, N + n_bags ≤ 6,270; at most a fifth of the cache's
+  bound) and the memory left, the whole kernel is computed once, stored packed in float64
+  (odm.packed_kernel; half of the square) and kept in :data:`milbench.kernel_cache.CACHE` —
+  every candidate of an inner-CV grid (λ, θ, μ leave the kernel unchanged) on the same fold
+  reuses it: K(R, R) is gathered from it and K(X, R_sv)·coef is one symmetric packed
+  matrix-vector product (BLAS dspmv).  The cache's 768 MiB hold the five inner folds' kernels
+  (GridSearchCV runs every fold of a candidate before the next one, so fewer would never
+  hit); a larger kernel (the refit on WebKB faculty) takes per-round CSR products instead.
+  WebKB faculty, 80 % training set: one fit 4.3 s CPU instead of 16.6 s, a tuned cell (36
+  candidates × 5 folds + refit) 418 s instead of ~3,000 s, same chosen point and accuracy
+  (benchmarks/bench_miordm.py --faculty);
+* dense input, N + n_bags ≤ 2048 (``FULL_KERNEL_MAX_BYTES``, 32 MiB) and the memory left: the
+  square kernel once per training set, cached likewise;
+* otherwise every round computes its own blocks (on musk2, 5177 rows, one full dense kernel
+  costs more than a whole fit's per-round blocks; benchmarks/bench_miordm.py --cache).
 """
 from __future__ import annotations
 
 from numbers import Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
 from ..bags import stack
 from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier
 from ..distances import memory_limit
-from .odm import (cached_kernel, kernel_matrix, odm_c, primal_objective,
-                  resolve_gamma, solve_odm_dual, sq_norms)
+from . import odm
+from .odm import (cached_kernel, cached_packed_kernel, kernel_matrix, odm_c, packed_block,
+                  packed_matvec, packed_size, primal_objective, resolve_gamma, solve_odm_dual,
+                  sq_norms)
 
 FULL_KERNEL_MAX_BYTES = 32 * 2**20   # cap on the kernel of all instances and bag means
+PACKED_KERNEL_MAX_BYTES = 150 * 2**20   # sparse input: cap on the packed (half) kernel
+SPARSE_MAX_DENSITY = 0.05            # kernel products through CSR below this fraction of non-zeros
+
+
+def as_sparse_if_sparse(X):
+    """X as a CSR matrix when at most ``SPARSE_MAX_DENSITY`` of its entries are non-zero (the
+    TF-IDF passages of WebKB: ~1 %), else X itself."""
+    if SPARSE_MAX_DENSITY > 0 and np.count_nonzero(X) <= SPARSE_MAX_DENSITY * X.size:
+        return sp.csr_matrix(X)
+    return X
 
 
 def segment_argmax(scores, offsets):
@@ -85,6 +111,26 @@ def representatives_stop(new, current, seen, iteration, max_iter):
 
 def bag_means(X, offsets):
     return np.add.reduceat(X, offsets[:-1], axis=0) / np.diff(offsets)[:, None]
+
+
+def instances_and_means(X, offsets):
+    """Z = [X; bag means] (Eq. 13) in float64 and its squared row norms: a CSR matrix built
+    without a dense float64 copy when X is sparse (:func:`as_sparse_if_sparse`), else dense.
+    The sparse means add the same non-zeros in the same (row) order as :func:`bag_means`."""
+    Xs = as_sparse_if_sparse(X)
+    if not sp.issparse(Xs):
+        X = np.asarray(X, dtype=float)
+        Z = np.vstack([X, bag_means(X, offsets)])
+        return Z, sq_norms(Z)
+    Xs = Xs.astype(float)
+    sizes = np.diff(offsets)
+    member = sp.csr_matrix((np.ones(Xs.shape[0]), np.arange(Xs.shape[0]), offsets),
+                           shape=(len(sizes), Xs.shape[0]))
+    means = (member @ Xs).tocsr()
+    means.sort_indices()
+    means.data /= np.repeat(sizes, np.diff(means.indptr))
+    Z = sp.vstack([Xs, means], format="csr")
+    return Z, sq_norms(Z)
 
 
 class MIORDM(MILClassifier):
@@ -138,7 +184,6 @@ class MIORDM(MILClassifier):
         if self.keep not in ("last", "best"):
             raise ValueError(f"keep must be 'last' or 'best', got {self.keep!r}")
         X, offsets = stack(bags)
-        X = np.asarray(X, dtype=float)
         y = np.where(np.asarray(y01) > 0, 1.0, -1.0)
         n, N = len(y), len(X)
         need = 8 * (3 * n * n + N * n)   # K, Q blocks and the instance-to-representative kernel
@@ -151,19 +196,30 @@ class MIORDM(MILClassifier):
         yy = np.outer(y, y)
         rng = np.random.default_rng(self.random_state)
 
-        Z = np.vstack([X, bag_means(X, offsets)])       # instances, then the Eq. 13 means
+        Z, z_norms = instances_and_means(X, offsets)    # instances, then the Eq. 13 means
         room = np.inf if limit is None else limit - need
-        if 8 * len(Z) ** 2 <= min(FULL_KERNEL_MAX_BYTES, room):
-            K = cached_kernel(Z, self.kernel, self.gamma_)
+        packed_cap = min(PACKED_KERNEL_MAX_BYTES, odm.CACHE.max_bytes // 5, room)
+        if sp.issparse(Z) and 8 * packed_size(Z.shape[0]) <= packed_cap:
+            P = cached_packed_kernel(Z, self.kernel, self.gamma_, z_norms)
 
             def gram(rows, cols):
-                return K[rows][:, cols]
+                return packed_block(P, rows, cols)
+
+            def instance_scores(cols, coef):             # K(X, Z[cols]) @ coef, one pass
+                return packed_matvec(P, cols, coef)[:N]
         else:
-            z_norms = sq_norms(Z)
+            if not sp.issparse(Z) and 8 * Z.shape[0] ** 2 <= min(FULL_KERNEL_MAX_BYTES, room):
+                K = cached_kernel(Z, self.kernel, self.gamma_)
 
-            def gram(rows, cols):
-                return kernel_matrix(Z[rows], Z[cols], self.kernel, self.gamma_, z_norms[rows],
-                                     z_norms[cols])
+                def gram(rows, cols):
+                    return K[rows][:, cols]
+            else:
+                def gram(rows, cols):
+                    return kernel_matrix(Z[rows], Z[cols], self.kernel, self.gamma_,
+                                         z_norms[rows], z_norms[cols])
+
+            def instance_scores(cols, coef):
+                return gram(slice(N), cols) @ coef
 
         rows = N + np.arange(n)                         # rows of Z holding the representatives
         rep_idx = np.full(n, -1)
@@ -182,7 +238,7 @@ class MIORDM(MILClassifier):
             total_sweeps += res.sweeps
             coef = y * res.u
             sv = np.flatnonzero(coef)
-            scores = gram(slice(N), rows[sv]) @ coef[sv]
+            scores = instance_scores(rows[sv], coef[sv])
             new_idx = segment_argmax(scores, offsets)   # Eq. 32
             # Eq. 8 (bag margins from the max instance score) at this round's w
             bag_margin = y * scores[new_idx]
@@ -199,7 +255,7 @@ class MIORDM(MILClassifier):
             rows = rep_idx = new_idx
 
         mil_obj, rows, rep_idx, alpha, beta, coef, H, res = best
-        R = Z[rows]
+        R = Z[rows].toarray() if sp.issparse(Z) else Z[rows]
         self.history_ = history
         self.representatives_ = R
         self.rep_index_ = rep_idx
@@ -226,8 +282,8 @@ class MIORDM(MILClassifier):
         X = np.asarray(X, dtype=float)
         if len(self._sv_coef) == 0:
             return np.zeros(len(X))
-        return kernel_matrix(X, self._sv, self.kernel, self.gamma_, None, self._sv_norms) \
-            @ self._sv_coef
+        return kernel_matrix(as_sparse_if_sparse(X), as_sparse_if_sparse(self._sv), self.kernel,
+                             self.gamma_, sq_norms(X), self._sv_norms) @ self._sv_coef
 
     def _decision(self, bags):
         X, offsets = stack(bags)
