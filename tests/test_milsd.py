@@ -525,17 +525,17 @@ def random_subproblems(n=60, seed=0):
         block = rng.integers(0, 2, size=m)
         caps = np.array([rng.uniform(0.1, 5), 0.0 if t % 5 == 0 else rng.uniform(0.1, 5)])
         g0 = np.abs(rng.normal(size=m)) * 0.2 if t % 2 else None
-        yield A @ A.T, lin, block, caps, g0
+        yield A @ A.T, lin, block, caps, g0, (np.array([m - 1]) if t % 4 == 1 else None)
 
 
 def recorded_subproblems(fit):
-    """The (K, lin, block, caps, γ0) of every QP a fit solves (through M.SOLVERS)."""
+    """The (K, lin, block, caps, γ0, free0) of every QP a fit solves (through M.SOLVERS)."""
     rec, solve = [], M.SOLVERS["active-set"]
 
-    def spy(K, lin, block, caps, g0=None, tol=1e-12):
+    def spy(K, lin, block, caps, g0=None, tol=1e-12, free0=None):
         rec.append((K.copy(), lin.copy(), block.copy(), caps.copy(),
-                    None if g0 is None else g0.copy()))
-        return solve(K, lin, block, caps, g0, tol=tol)
+                    None if g0 is None else g0.copy(), free0))
+        return solve(K, lin, block, caps, g0, tol=tol, free0=free0)
 
     M.SOLVERS["active-set"] = spy
     try:
@@ -563,10 +563,10 @@ def check_solvers(problems, cd_tol=1e-9):
     that gap is ≤ tol whenever it stopped before its step cap (on ill-conditioned K it may not:
     the reason the default solver is the active set)."""
     converged = 0
-    for K, lin, block, caps, g0 in problems:
+    for K, lin, block, caps, g0, free0 in problems:
         D = lambda v: lin @ v - 0.5 * v @ K @ v  # noqa: E731
         ref, _ = reference_active_set(K, lin, block, caps, g0)
-        new, _ = M.solve_dual_qp(K, lin, block, caps, g0)
+        new, _ = M.solve_dual_qp(K, lin, block, caps, g0, free0=free0)
         cd, steps = M.solve_dual_cd(K, lin, block, caps, g0, tol=cd_tol)
         for g in (new, cd):
             assert feasible(g, block, caps)

@@ -23,7 +23,24 @@ Optimisation (milsd.txt §2.3, Table 1):
   c (eq. 4) when H1 (eq. 6) fails by more than ε1 and the most violated τ (eq. 5) when H2
   (eq. 7) fails by more than ε2; stop when both hold.  The restricted QP (8) is solved in its
   dual, max_γ Σ_c α_c b_c − ½‖Σ α_c g_c − Σ β_τ h_τ‖², α ≥ 0, Σα ≤ C, β ≥ 0, Σβ ≤ μ, by a
-  primal active-set method (warm-started, exact up to round-off).
+  primal active-set method (warm-started, exact up to round-off; ``solver="active-set"``, the
+  default) or by SMO-style dual coordinate descent stopped at a stated duality gap
+  (``solver="cd"``).  Measured on WebKB (issue #26, benchmarks/bench_milsd.py) the CD solver
+  is 7–25× *slower* on these subproblems: successive cuts are nearly parallel, so the Gram
+  matrix is ill-conditioned and pairwise steps zig-zag (hundreds of steps per solve, some
+  stopping at the step cap), while the active set needs ~14 KKT solves on ~100 free
+  variables.  The working set lives in preallocated buffers (K's new column by one
+  matrix-vector product, w from γ's support).
+
+Cost levers (issue #26):
+
+* The data-only setup of a fit — design matrix and its transpose, graph and degree
+  normalisation, the round-1 linearisation (mean instances) and the first cut (at w = 0) —
+  is built once per training set and shared by every (C, μ) of a grid (:data:`SETUP_CACHE`;
+  exact: the same model bit for bit).
+* ``warm_C=True`` starts CCCP at the solution of the neighbouring smaller C (same data and μ)
+  instead of w = 0 — off by default, because CCCP then reaches other local minima (measured:
+  lower J on average and different chosen points; see the estimator's docstring).
 
 Departures and readings (stated, not hidden):
 
@@ -63,6 +80,7 @@ from collections import OrderedDict
 
 import numpy as np
 import scipy.sparse as sp
+from scipy.linalg.lapack import dgesv as _gesv
 
 from ..bags import Bags, BagError, check_bags, labels_to_01, stack
 from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, validate_params
@@ -73,7 +91,7 @@ SCALINGS = ("mean", "sum")
 
 
 # ------------------------------------------------------------------------- dual QP
-def solve_dual_qp(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
+def solve_dual_qp(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None, free0=None):
     """max_γ linᵀγ − ½γᵀKγ  s.t. γ ≥ 0 and Σ_{k: block_k = b} γ_k ≤ caps[b]; returns (γ, steps).
 
     Primal active-set method (Nocedal & Wright, Alg. 16.3) on the equivalent minimisation,
@@ -82,7 +100,10 @@ def solve_dual_qp(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
     blocking constraint, or drops the constraint with the most negative multiplier.  A ridge of
     1e-12·(1 + max K_kk) makes K strictly convex (repeated constraints make it singular).
     The gradient is carried along each step (O(m·|free|)) instead of recomputed (O(m²)), and
-    neither K plus the ridge nor the block incidence matrix is formed.  Exact up to round-off.
+    neither K plus the ridge nor the block incidence matrix is formed.  ``free0``: indices
+    of variables (at 0) to start outside the working set — the cutting plane's new cuts,
+    which the first step would otherwise release after a KKT solve that cannot move (any
+    subset of the active bounds is a valid working set).  Exact up to round-off.
     """
     m = len(lin)
     nb = len(caps)
@@ -101,6 +122,8 @@ def solve_dual_qp(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
             x[in_b[b]] *= caps[b] / tot
     zero = (x <= 0) | fixed0
     x[zero] = 0.0
+    if free0 is not None:
+        zero[free0] = fixed0[free0]
     cap_act = np.array([caps[b] > 0 and abs(x[in_b[b]].sum() - caps[b]) <= 1e-14 * caps[b]
                         for b in range(nb)])
     lin_scale = max(1.0, float(np.abs(lin).max()))
@@ -119,10 +142,12 @@ def solve_dual_qp(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
         KKT[nF:, :nF] = EA
         rhs = np.zeros(nF + nA)
         rhs[:nF] = -g[F]
-        try:
-            sol = np.linalg.solve(KKT, rhs)
-        except np.linalg.LinAlgError:
-            sol = np.linalg.lstsq(KKT, rhs, rcond=None)[0]
+        if nF + nA:
+            _, _, sol, info = _gesv(KKT, rhs)              # LAPACK without numpy's wrapper
+            if info != 0:
+                sol = np.linalg.lstsq(KKT, rhs, rcond=None)[0]
+        else:
+            sol = rhs
         pF = sol[:nF]
         if nF == 0 or np.abs(pF).max() <= 1e-13 * max(1.0, float(np.abs(x).max())):
             nu = np.zeros(nb)                              # cap multipliers: −g on free vars
@@ -169,7 +194,7 @@ def solve_dual_qp(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
     return x, it
 
 
-def solve_dual_cd(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
+def solve_dual_cd(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None, free0=None):
     """max_γ linᵀγ − ½γᵀKγ  s.t. γ ≥ 0 and Σ_{k: block_k = b} γ_k ≤ caps[b]; returns (γ, steps).
 
     Dual coordinate descent in the SMO form (Platt 1998; the second-order pair choice of Fan,
@@ -490,7 +515,8 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
             m += 1
             gamma = np.append(gamma, 0.0)
         Km, lin_a, block_a = K[:m, :m], lin[:m], block[:m]
-        gamma, _ = qp(Km, lin_a, block_a, np.array([C, mu]), gamma, tol=qp_tol)
+        gamma, _ = qp(Km, lin_a, block_a, np.array([C, mu]), gamma, tol=qp_tol,
+                      free0=np.arange(m - len(new), m))
         nz = np.flatnonzero(gamma)                     # the support (often a fifth of m)
         w = gamma[nz] @ R[nz] if len(nz) else np.zeros(d)
         grad = lin_a - Km[:, nz] @ gamma[nz]
