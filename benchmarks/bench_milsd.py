@@ -22,6 +22,10 @@ the sample: 5 / folds x 4 / len(mu) x (sample CPU) + the mean fit for the refit.
     python benchmarks/bench_milsd.py --grid --bags results/bags/webkb-student@<tag> \
         [--ratios 0.2 0.5] [--grid-mu 0.1] [--folds 1] [--variants old new warm]
 
+``--qp`` records every 15th restricted dual QP of one webkb-faculty fit (``--C``, ``--mu``,
+first ``--ratios``) and times the OLD active set, the NEW active set and the CD solver on
+them (objectives compared):  python benchmarks/bench_milsd.py --qp --C 32 --bags ...
+
 Without ``--bags`` the WebKB archive in ../shared/data is extracted (safe_extract) and parsed
 here (~1 min).  Single-threaded BLAS is assumed (OMP_NUM_THREADS=1).
 """
@@ -215,6 +219,54 @@ def grid_run(bags, ratio, repeat, mus, n_folds, variants, old_ref):
     return out
 
 
+def qp_report(bags, ratio, C, mu, every, old_ref):
+    """The restricted dual QPs of one B-MILSD fit (every ``every``-th), solved by the OLD
+    active set (milsd.py@old_ref), the NEW active set and the CD solver at the gap the fit
+    would use (qp_gap = 0.01 and 0.1 of C·ε1 + μ·ε2): CPU seconds and dual objectives."""
+    from milbench.classifiers import milsd as M
+
+    old = load_old_module(old_ref)
+    tr, _ = stratified(bags.labels, ratio, 0)
+    train = bags.subset(tr)
+    rec, solve = [], M.SOLVERS["active-set"]
+
+    def spy(K, lin, block, caps, g0=None, tol=1e-12, free0=None):
+        if len(rec) < 10**6 and spy.n % every == 0:
+            rec.append((K.copy(), lin.copy(), block.copy(), caps.copy(), g0.copy(), free0))
+        spy.n += 1
+        return solve(K, lin, block, caps, g0, tol=tol, free0=free0)
+
+    spy.n = 0
+    M.SOLVERS["active-set"] = spy
+    try:
+        est = MILSD(C=C, mu=mu, scaling="sum").fit(train, train.labels,
+                                                   unlabeled=Unlabeled(bags).complement(train))
+    finally:
+        M.SOLVERS["active-set"] = solve
+    eps = est.eps1 * C * len(train) + est.eps2 * mu * est.diagnostics_["n_bag_edges"]
+    print(f"\nrestricted dual QPs of one fit (C={C}, mu={mu}, ratio {ratio}, {len(train)} bags): "
+          f"{len(rec)} of {spy.n} recorded, m = {min(len(r[1]) for r in rec)}.."
+          f"{max(len(r[1]) for r in rec)}")
+    runs = {"old active set": lambda r: old.solve_dual_qp(*r[:5]),
+            "new active set": lambda r: M.solve_dual_qp(*r[:5], free0=r[5]),
+            "cd, gap .1(Ce1+me2)": lambda r: M.solve_dual_cd(*r[:5], tol=0.1 * eps),
+            "cd, gap .01(Ce1+me2)": lambda r: M.solve_dual_cd(*r[:5], tol=0.01 * eps)}
+    base = None
+    for name, f in runs.items():
+        cpu, D = 0.0, []
+        for r in rec:
+            t = time.process_time()
+            g, _ = f(r)
+            cpu += time.process_time() - t
+            K, lin = r[0], r[1]
+            D.append(lin @ g - 0.5 * g @ K @ g)
+        D = np.array(D)
+        base = (cpu, D) if base is None else base
+        rel = (base[1] - D) / np.abs(base[1])
+        print(f"  {name:<22} {cpu:7.3f} s CPU  x{base[0] / cpu:5.2f} vs old   dual objective "
+              f"below old's by max {rel.max():.1e} (mean {rel.mean():.1e})")
+
+
 def grid_report(tasks, ratios, mus, n_folds, variants, old_ref, repeat=0):
     print(f"\nMILSD tuned-grid sample (issue #26): C in 2^[-5..5] x mu {mus}, {n_folds} of 5 "
           f"inner folds, transductive, scaling=sum, repeat {repeat}; OLD = milsd.py@{old_ref}")
@@ -260,7 +312,13 @@ def main():
     ap.add_argument("--variants", nargs="+", default=["old", "new", "warm"],
                     choices=["old", "new", "warm"])
     ap.add_argument("--old-ref", default=OLD_REF)
+    ap.add_argument("--qp", action="store_true",
+                    help="time the restricted dual QPs of one fit: old / new active set, CD")
     a = ap.parse_args()
+    if a.qp:
+        bags = load_tasks(a.bags, ("faculty",), a.max_features)["faculty"]
+        qp_report(bags, a.ratios[0], a.C, a.mu, 15, a.old_ref)
+        return
     if a.grid:
         grid_report(load_tasks(a.bags, a.tasks, a.max_features), a.ratios, a.mus, a.folds,
                     a.variants, a.old_ref)

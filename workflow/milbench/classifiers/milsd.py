@@ -25,11 +25,11 @@ Optimisation (milsd.txt §2.3, Table 1):
   dual, max_γ Σ_c α_c b_c − ½‖Σ α_c g_c − Σ β_τ h_τ‖², α ≥ 0, Σα ≤ C, β ≥ 0, Σβ ≤ μ, by a
   primal active-set method (warm-started, exact up to round-off; ``solver="active-set"``, the
   default) or by SMO-style dual coordinate descent stopped at a stated duality gap
-  (``solver="cd"``).  Measured on WebKB (issue #26, benchmarks/bench_milsd.py) the CD solver
-  is 7–25× *slower* on these subproblems: successive cuts are nearly parallel, so the Gram
-  matrix is ill-conditioned and pairwise steps zig-zag (hundreds of steps per solve, some
-  stopping at the step cap), while the active set needs ~14 KKT solves on ~100 free
-  variables.  The working set lives in preallocated buffers (K's new column by one
+  (``solver="cd"``).  Measured on WebKB (issue #26, ``benchmarks/bench_milsd.py --qp``: the
+  QPs of a webkb-faculty fit at C = 32) the CD solver is 2–8× *slower* than the active set
+  (gap 0.1 / 0.01 of C·ε1 + μ·ε2): successive cuts are nearly parallel, so the Gram matrix is
+  ill-conditioned and pairwise steps zig-zag (hundreds of steps per solve, some stopping at
+  the step cap), while the active set needs ~14 KKT solves on ~100 free variables.  The working set lives in preallocated buffers (K's new column by one
   matrix-vector product, w from γ's support).
 
 Cost levers (issue #26):
@@ -634,9 +634,11 @@ class MILSD(MILClassifier):
         config/paper/milsd.yaml sets "sum": under "mean" the paper's grid C ∈ 2^[−5..5]
         underfits L2-normalised TF-IDF passages (webkb-student at ratio .5: C = 8 gives 55 %,
         C = 2048 84 %).
-    solver : "cd" (default; :func:`solve_dual_cd`, stopped at a duality gap of
-        ``qp_gap``·(C·ε1 + μ·ε2)) or "active-set" (:func:`solve_dual_qp`, the exact reference)
-        for the cutting plane's restricted dual QP.
+    solver : the cutting plane's restricted dual QP: "active-set" (default;
+        :func:`solve_dual_qp`, exact up to round-off) or "cd" (:func:`solve_dual_cd`, SMO
+        dual coordinate descent stopped at a duality gap of ``qp_gap``·(C·ε1 + μ·ε2);
+        measured 2–8× slower per QP on WebKB, kept as the tested alternative).
+    qp_gap : the "cd" solver's gap, as a fraction of C·ε1 + μ·ε2 (unused by "active-set").
     warm_C : start CCCP at the solution this process found for the same data and every other
         parameter at the largest smaller C (GridSearchCV fits each μ column in ascending C),
         instead of at w = 0 with the mean linearisation.  Off by default: it can move the
