@@ -13,8 +13,9 @@ short accuracy run at ratio 0.2 (a few repeats, fixed C, μ; no inner CV) for th
 and webkb-student at ``--ratios`` (transductive, as the config), the inner-CV fits of a
 sample of the 11 C x 4 mu grid (``--grid-mu`` columns, every C, ``--folds`` of the 5 inner folds)
 by the OLD code (milsd.py at ``--old-ref``, loaded from git into this process), the NEW code
-(same algorithm: optimised active-set QP, working-set buffers, per-fold setup shared across
-the grid) and NEW with ``warm_C=True``; CPU seconds per fit and per sample, ratios, the J
+(default: the same models bit for bit; working-set buffers, per-fold setup shared across the
+grid), NEW with ``solver="active-set-fast"`` and NEW with ``warm_C=True``; CPU seconds
+per fit and per sample, ratios, the J
 objective and test accuracy of every fit; with all 5 folds also the chosen (C, mu), its
 refit's J and test accuracy.  The CPU of a tuned cell (44 x 5 + 1 fits) is scaled up from
 the sample: 5 / folds x 4 / len(mu) x (sample CPU) + the mean fit for the refit.
@@ -187,11 +188,12 @@ def grid_run(bags, ratio, repeat, mus, n_folds, variants, old_ref):
     folds = list(StratifiedKFold(5, shuffle=True, random_state=repeat)
                  .split(np.zeros(len(train)), train.labels))[:n_folds]
     inner = [(train.subset(a), train.subset(b)) for a, b in folds]
-    classes = {"old": load_old_module(old_ref).MILSD, "new": MILSD, "warm": MILSD}
+    classes = {"old": load_old_module(old_ref).MILSD, "new": MILSD, "fast": MILSD,
+               "warm": MILSD}
     out = {}
     for v in variants:
         M.SETUP_CACHE.clear()
-        kw = {"warm_C": True} if v == "warm" else {}
+        kw = {"warm": {"warm_C": True}, "fast": {"solver": "active-set-fast"}}.get(v, {})
         fits = []                                     # (C, mu, fold, cpu, J, val acc, test acc)
         for C in GRID_C:
             for mu in mus:
@@ -230,11 +232,11 @@ def qp_report(bags, ratio, C, mu, every, old_ref):
     train = bags.subset(tr)
     rec, solve = [], M.SOLVERS["active-set"]
 
-    def spy(K, lin, block, caps, g0=None, tol=1e-12, free0=None):
-        if len(rec) < 10**6 and spy.n % every == 0:
-            rec.append((K.copy(), lin.copy(), block.copy(), caps.copy(), g0.copy(), free0))
+    def spy(K, lin, block, caps, g0=None, tol=1e-12):
+        if spy.n % every == 0:
+            rec.append((K.copy(), lin.copy(), block.copy(), caps.copy(), g0.copy()))
         spy.n += 1
-        return solve(K, lin, block, caps, g0, tol=tol, free0=free0)
+        return solve(K, lin, block, caps, g0, tol=tol)
 
     spy.n = 0
     M.SOLVERS["active-set"] = spy
@@ -247,10 +249,10 @@ def qp_report(bags, ratio, C, mu, every, old_ref):
     print(f"\nrestricted dual QPs of one fit (C={C}, mu={mu}, ratio {ratio}, {len(train)} bags): "
           f"{len(rec)} of {spy.n} recorded, m = {min(len(r[1]) for r in rec)}.."
           f"{max(len(r[1]) for r in rec)}")
-    runs = {"old active set": lambda r: old.solve_dual_qp(*r[:5]),
-            "new active set": lambda r: M.solve_dual_qp(*r[:5], free0=r[5]),
-            "cd, gap .1(Ce1+me2)": lambda r: M.solve_dual_cd(*r[:5], tol=0.1 * eps),
-            "cd, gap .01(Ce1+me2)": lambda r: M.solve_dual_cd(*r[:5], tol=0.01 * eps)}
+    runs = {"old active set": lambda r: old.solve_dual_qp(*r),
+            "new active set (fast)": lambda r: M.solve_dual_qp_fast(*r),
+            "cd, gap .1(Ce1+me2)": lambda r: M.solve_dual_cd(*r, tol=0.1 * eps),
+            "cd, gap .01(Ce1+me2)": lambda r: M.solve_dual_cd(*r, tol=0.01 * eps)}
     base = None
     for name, f in runs.items():
         cpu, D = 0.0, []
@@ -309,8 +311,8 @@ def main():
     ap.add_argument("--grid-mu", type=float, nargs="+", default=[0.1], dest="mus")
     ap.add_argument("--folds", type=int, default=1, choices=range(1, 6))
     ap.add_argument("--tasks", nargs="+", default=["faculty", "student"])
-    ap.add_argument("--variants", nargs="+", default=["old", "new", "warm"],
-                    choices=["old", "new", "warm"])
+    ap.add_argument("--variants", nargs="+", default=["old", "new", "fast", "warm"],
+                    choices=["old", "new", "fast", "warm"])
     ap.add_argument("--old-ref", default=OLD_REF)
     ap.add_argument("--qp", action="store_true",
                     help="time the restricted dual QPs of one fit: old / new active set, CD")
