@@ -14,10 +14,9 @@ and webkb-student at ``--ratios`` (transductive, as the config), the inner-CV fi
 sample of the 11 C x 4 mu grid (``--grid-mu`` columns, every C, ``--folds`` of the 5 inner folds)
 by the OLD code (milsd.py at ``--old-ref``, loaded from git into this process), the NEW code
 (default: the same models bit for bit; working-set buffers, per-fold setup shared across the
-grid), NEW with ``solver="active-set-fast"`` and NEW with ``warm_C=True``; CPU seconds
-per fit and per sample, ratios, the J
-objective and test accuracy of every fit; with all 5 folds also the chosen (C, mu), its
-refit's J and test accuracy.  The CPU of a tuned cell (44 x 5 + 1 fits) is scaled up from
+grid), NEW with ``solver="active-set-fast"`` and NEW with ``warm_C=True``; CPU seconds per
+fit and per sample, ratios, the J objective and test accuracy of every fit; with all 5 folds
+also the chosen (C, mu), its refit's J and test accuracy.  The CPU of a tuned cell (44 x 5 + 1 fits) is scaled up from
 the sample: 5 / folds x 4 / len(mu) x (sample CPU) + the mean fit for the refit.
 
     python benchmarks/bench_milsd.py --grid --bags results/bags/webkb-student@<tag> \
