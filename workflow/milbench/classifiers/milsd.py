@@ -742,7 +742,9 @@ class MILSD(MILClassifier):
         parameter at the largest smaller C (GridSearchCV fits each μ column in ascending C),
         instead of at w = 0 with the mean linearisation.  Off by default: it can move the
         local minimum CCCP reaches, hence the chosen grid point (benchmarks/bench_milsd.py
-        ``--grid`` measures the effect); the refit of the chosen point starts cold.
+        ``--grid`` measures the effect); the refit of the chosen point starts cold.  Which
+        fits came before depends on the order of the grid, so it is deterministic only for a
+        sequential search (GridSearchCV with n_jobs=1; each joblib worker has its own store).
     random_state : unused (the algorithm is deterministic); accepted for pipeline uniformity.
     """
 
