@@ -14,17 +14,17 @@ and webkb-student at ``--ratios`` (transductive, as the config), the inner-CV fi
 sample of the 11 C x 4 mu grid (``--grid-mu`` columns, every C, ``--folds`` of the 5 inner folds)
 by the OLD code (milsd.py at ``--old-ref``, loaded from git into this process), the NEW code
 (default: the same models bit for bit; working-set buffers, per-fold setup shared across the
-grid), NEW with ``solver="active-set-fast"`` and NEW with ``warm_C=True``; CPU seconds per
-fit and per sample, ratios, the J objective and test accuracy of every fit; with all 5 folds
-also the chosen (C, mu), its refit's J and test accuracy.  The CPU of a tuned cell (44 x 5 + 1 fits) is scaled up from
+grid) and NEW with ``warm_C=True``; CPU seconds per fit and per sample, ratios, the J
+objective and test accuracy of every fit; with all 5 folds also the chosen (C, mu), its
+refit's J and test accuracy.  The CPU of a tuned cell (44 x 5 + 1 fits) is scaled up from
 the sample: 5 / folds x 4 / len(mu) x (sample CPU) + the mean fit for the refit.
 
     python benchmarks/bench_milsd.py --grid --bags results/bags/webkb-student@<tag> \
         [--ratios 0.2 0.5] [--grid-mu 0.1] [--folds 1] [--variants old new warm]
 
 ``--qp`` records every 15th restricted dual QP of one webkb-faculty fit (``--C``, ``--mu``,
-first ``--ratios``) and times the OLD active set, the NEW active set and the CD solver on
-them (objectives compared):  python benchmarks/bench_milsd.py --qp --C 32 --bags ...
+first ``--ratios``) and times the active set (unchanged) and the CD solver on them
+(objectives compared):  python benchmarks/bench_milsd.py --qp --C 32 --bags ...
 
 Without ``--bags`` the WebKB archive in ../shared/data is extracted (safe_extract) and parsed
 here (~1 min).  Single-threaded BLAS is assumed (OMP_NUM_THREADS=1).
@@ -187,12 +187,11 @@ def grid_run(bags, ratio, repeat, mus, n_folds, variants, old_ref):
     folds = list(StratifiedKFold(5, shuffle=True, random_state=repeat)
                  .split(np.zeros(len(train)), train.labels))[:n_folds]
     inner = [(train.subset(a), train.subset(b)) for a, b in folds]
-    classes = {"old": load_old_module(old_ref).MILSD, "new": MILSD, "fast": MILSD,
-               "warm": MILSD}
+    classes = {"old": load_old_module(old_ref).MILSD, "new": MILSD, "warm": MILSD}
     out = {}
     for v in variants:
         M.SETUP_CACHE.clear()
-        kw = {"warm": {"warm_C": True}, "fast": {"solver": "active-set-fast"}}.get(v, {})
+        kw = {"warm_C": True} if v == "warm" else {}
         fits = []                                     # (C, mu, fold, cpu, J, val acc, test acc)
         for C in GRID_C:
             for mu in mus:
@@ -221,9 +220,9 @@ def grid_run(bags, ratio, repeat, mus, n_folds, variants, old_ref):
 
 
 def qp_report(bags, ratio, C, mu, every, old_ref):
-    """The restricted dual QPs of one B-MILSD fit (every ``every``-th), solved by the OLD
-    active set (milsd.py@old_ref), the NEW active set and the CD solver at the gap the fit
-    would use (qp_gap = 0.01 and 0.1 of C·ε1 + μ·ε2): CPU seconds and dual objectives."""
+    """The restricted dual QPs of one B-MILSD fit (every ``every``-th), solved by the active
+    set (milsd.py@old_ref, unchanged) and the CD solver at the gap the fit would use
+    (qp_gap = 0.01 and 0.1 of C·ε1 + μ·ε2): CPU seconds and dual objectives."""
     from milbench.classifiers import milsd as M
 
     old = load_old_module(old_ref)
@@ -248,8 +247,7 @@ def qp_report(bags, ratio, C, mu, every, old_ref):
     print(f"\nrestricted dual QPs of one fit (C={C}, mu={mu}, ratio {ratio}, {len(train)} bags): "
           f"{len(rec)} of {spy.n} recorded, m = {min(len(r[1]) for r in rec)}.."
           f"{max(len(r[1]) for r in rec)}")
-    runs = {"old active set": lambda r: old.solve_dual_qp(*r),
-            "new active set (fast)": lambda r: M.solve_dual_qp_fast(*r),
+    runs = {"active set": lambda r: old.solve_dual_qp(*r),
             "cd, gap .1(Ce1+me2)": lambda r: M.solve_dual_cd(*r, tol=0.1 * eps),
             "cd, gap .01(Ce1+me2)": lambda r: M.solve_dual_cd(*r, tol=0.01 * eps)}
     base = None
@@ -264,8 +262,8 @@ def qp_report(bags, ratio, C, mu, every, old_ref):
         D = np.array(D)
         base = (cpu, D) if base is None else base
         rel = (base[1] - D) / np.abs(base[1])
-        print(f"  {name:<22} {cpu:7.3f} s CPU  x{base[0] / cpu:5.2f} vs old   dual objective "
-              f"below old's by max {rel.max():.1e} (mean {rel.mean():.1e})")
+        print(f"  {name:<22} {cpu:7.3f} s CPU  x{base[0] / cpu:5.2f} vs active set   dual "
+              f"objective below its by max {rel.max():.1e} (mean {rel.mean():.1e})")
 
 
 def grid_report(tasks, ratios, mus, n_folds, variants, old_ref, repeat=0):
@@ -283,8 +281,9 @@ def grid_report(tasks, ratios, mus, n_folds, variants, old_ref, repeat=0):
                 cell = scale * r["cpu"] + r["cpu"] / n
                 dJ = (a[:, 4] - base["fits"][:, 4]) / base["fits"][:, 4]
                 same_acc = (a[:, 6] == base["fits"][:, 6]).mean()
+                ref = "old" if "old" in res else variants[0]
                 print(f"  {v:<5} {n} fits {r['cpu']:8.1f} s CPU ({r['cpu'] / n:6.2f} s/fit, "
-                      f"x{base['cpu'] / r['cpu']:.2f} vs {variants[0] if 'old' not in res else 'old'})"
+                      f"x{base['cpu'] / r['cpu']:.2f} vs {ref})"
                       f"  cell est. {cell:7.0f} s  J rel. diff vs base max {np.abs(dJ).max():.1e}"
                       f" (mean {dJ.mean():+.1e})  test acc {a[:, 6].mean():.4f}"
                       f" (same as base in {same_acc:.0%} of fits)")
@@ -310,8 +309,8 @@ def main():
     ap.add_argument("--grid-mu", type=float, nargs="+", default=[0.1], dest="mus")
     ap.add_argument("--folds", type=int, default=1, choices=range(1, 6))
     ap.add_argument("--tasks", nargs="+", default=["faculty", "student"])
-    ap.add_argument("--variants", nargs="+", default=["old", "new", "fast", "warm"],
-                    choices=["old", "new", "fast", "warm"])
+    ap.add_argument("--variants", nargs="+", default=["old", "new", "warm"],
+                    choices=["old", "new", "warm"])
     ap.add_argument("--old-ref", default=OLD_REF)
     ap.add_argument("--qp", action="store_true",
                     help="time the restricted dual QPs of one fit: old / new active set, CD")

@@ -468,21 +468,18 @@ def duality_gap(g, K, lin, block, caps):
 
 def check_solvers(problems, cd_tol=1e-9):
     """The reference is solve_dual_qp, the active-set solver as before issue #26 (unchanged,
-    the default).  The optimised active set reaches its objective to 1e-10 relative; the CD
-    solver is feasible, its objective is within its duality gap of the reference optimum, and
-    that gap is ≤ tol whenever it stopped before its step cap (on ill-conditioned K it may not:
+    the default; itself checked against SLSQP above).  The CD solver is feasible, its
+    objective is within its duality gap of the reference optimum, and that gap is ≤ tol whenever it stopped before its step cap (on ill-conditioned K it may not:
     the reason the default solver is the active set)."""
     converged = 0
     for K, lin, block, caps, g0 in problems:
         D = lambda v: lin @ v - 0.5 * v @ K @ v  # noqa: E731
         ref, _ = M.solve_dual_qp(K, lin, block, caps, g0)
-        new, _ = M.solve_dual_qp_fast(K, lin, block, caps, g0)
         cd, steps = M.solve_dual_cd(K, lin, block, caps, g0, tol=cd_tol)
-        for g in (new, cd):
+        for g in (ref, cd):
             assert feasible(g, block, caps)
             assert (g[caps[block] <= 0] == 0).all()
         scale = max(1.0, abs(D(ref)))
-        assert D(new) == pytest.approx(D(ref), rel=1e-10, abs=1e-12)
         gap = duality_gap(cd, K, lin, block, caps)
         assert gap >= -1e-12 * scale
         assert D(ref) - D(cd) <= gap + 1e-10 * scale
@@ -492,11 +489,11 @@ def check_solvers(problems, cd_tol=1e-9):
     return converged
 
 
-def test_qp_solvers_match_the_reference_active_set_on_random_subproblems():
+def test_cd_solver_against_the_active_set_on_random_subproblems():
     assert check_solvers(random_subproblems(40)) >= 30
 
 
-def test_qp_solvers_match_the_reference_on_recorded_cutting_plane_subproblems():
+def test_cd_solver_against_the_active_set_on_recorded_cutting_plane_subproblems():
     B, y = graph_data(60, seed=6, d=8)
     rec = recorded_subproblems(lambda: MILSD(C=8.0, mu=0.5, scaling="sum", eps1=1e-5,
                                              eps2=1e-5).fit(B, y))
@@ -504,7 +501,7 @@ def test_qp_solvers_match_the_reference_on_recorded_cutting_plane_subproblems():
     check_solvers(rec[::4])
 
 
-def test_qp_solvers_on_real_protein_subproblems(shared_data):
+def test_cd_solver_against_the_active_set_on_real_protein_subproblems(shared_data):
     from milbench.sources import read_csv
 
     g = build_protein_graph(read_csv(shared_data / "protein" / "protein.csv"), k=5)

@@ -24,11 +24,9 @@ Optimisation (milsd.txt §2.3, Table 1):
   (eq. 7) fails by more than ε2; stop when both hold.  The restricted QP (8) is solved in its
   dual, max_γ Σ_c α_c b_c − ½‖Σ α_c g_c − Σ β_τ h_τ‖², α ≥ 0, Σα ≤ C, β ≥ 0, Σβ ≤ μ, by a
   primal active-set method (warm-started, exact up to round-off; ``solver="active-set"``, the
-  default, unchanged so that models stay bit for bit), the same method with the gradient
-  carried along and K's new column by one matrix product (``"active-set-fast"``: the same
-  optimum up to round-off, but MILSD's path is round-off sensitive, so ~20 % of WebKB fits
-  end at another CCCP local minimum), or by SMO-style dual coordinate descent stopped at a
-  stated duality gap (``solver="cd"``).  Measured on WebKB (issue #26,
+  default, unchanged so that models stay bit for bit: MILSD's path is round-off sensitive,
+  see :func:`solve_dual_qp`) or by SMO-style dual coordinate descent stopped at a stated
+  duality gap (``solver="cd"``).  Measured on WebKB (issue #26,
   ``benchmarks/bench_milsd.py --qp``: the QPs of a webkb-faculty fit at C = 32) the CD solver
   is 2–8× *slower* than the active set (gap 0.1 / 0.01 of C·ε1 + μ·ε2): successive cuts are
   nearly parallel, so the Gram matrix is ill-conditioned and pairwise steps zig-zag (hundreds
@@ -102,9 +100,12 @@ def solve_dual_qp(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
     step solves the equality-constrained KKT system on the free variables, moves to the first
     blocking constraint, or drops the constraint with the most negative multiplier.  A ridge of
     1e-12·(1 + max K_kk) makes K strictly convex (repeated constraints make it singular).
-    Exact up to round-off; returns (γ, iterations).  Unchanged since before issue #26 (the
-    default solver): MILSD's path is sensitive to round-off (see :func:`solve_dual_qp_fast`),
-    and this keeps the models bit for bit.
+    Exact up to round-off; returns (γ, iterations).  Unchanged since before issue #26: the
+    working-set Gram matrix is nearly singular (successive cuts are nearly parallel), so a
+    round-off difference can end at another near-optimal γ whose w moves CCCP's witnesses.
+    An optimised variant (gradient carried along the steps, K's new column by one matrix
+    product) changed J by up to 0.7 % and the test accuracy of 18 % of the fits of a WebKB
+    grid sample, with no measurable gain (0.7–1.3× per QP on a loaded machine); not kept.
     """
     m = len(lin)
     nb = len(caps)
@@ -181,106 +182,6 @@ def solve_dual_qp(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
             zero[hit_k] = True
             x[hit_k] = 0.0
         x[x < 0] = 0.0
-    return x, it
-
-
-def solve_dual_qp_fast(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
-    """max_γ linᵀγ − ½γᵀKγ  s.t. γ ≥ 0 and Σ_{k: block_k = b} γ_k ≤ caps[b]; returns (γ, steps).
-
-    Primal active-set method (Nocedal & Wright, Alg. 16.3) on the equivalent minimisation,
-    warm-started from ``gamma0``: the working set holds bounds γ_k = 0 and block caps; each
-    step solves the equality-constrained KKT system on the free variables, moves to the first
-    blocking constraint, or drops the constraint with the most negative multiplier.  A ridge of
-    1e-12·(1 + max K_kk) makes K strictly convex (repeated constraints make it singular).
-    The gradient is carried along each step (O(m·|free|)) instead of recomputed (O(m²)), and
-    neither K plus the ridge nor the block incidence matrix is formed (1.3× faster than
-    :func:`solve_dual_qp`).  The same steps as :func:`solve_dual_qp`, but not the same bits:
-    the working-set Gram matrix is nearly singular (successive cuts are nearly parallel), so a
-    round-off difference can end at another near-optimal γ whose w moves CCCP's witnesses —
-    the reason this is an option (``solver="active-set-fast"``), not the default.
-    """
-    m = len(lin)
-    nb = len(caps)
-    caps = np.asarray(caps, float)
-    if m == 0:
-        return np.zeros(0), 0
-    block = np.asarray(block)
-    ridge = 1e-12 * (1.0 + float(np.max(np.diag(K))))
-    x = np.zeros(m) if gamma0 is None or len(gamma0) != m else np.maximum(gamma0, 0).astype(float)
-    fixed0 = caps[block] <= 0                              # a block with cap 0 is all zero
-    x[fixed0] = 0.0
-    in_b = [block == b for b in range(nb)]
-    for b in range(nb):                                    # make the warm start feasible
-        tot = x[in_b[b]].sum()
-        if caps[b] > 0 and tot > caps[b]:
-            x[in_b[b]] *= caps[b] / tot
-    zero = (x <= 0) | fixed0
-    x[zero] = 0.0
-    cap_act = np.array([caps[b] > 0 and abs(x[in_b[b]].sum() - caps[b]) <= 1e-14 * caps[b]
-                        for b in range(nb)])
-    lin_scale = max(1.0, float(np.abs(lin).max()))
-    g = K @ x + ridge * x - lin
-    it = 0
-    for it in range(1, (max_iter or 10 * m + 100) + 1):
-        F = np.flatnonzero(~zero)
-        A = np.flatnonzero(cap_act)
-        nF, nA = len(F), len(A)
-        KKT = np.zeros((nF + nA, nF + nA))
-        KKT[:nF, :nF] = K[np.ix_(F, F)]
-        KKT[np.arange(nF), np.arange(nF)] += ridge
-        bF = block[F]
-        EA = (bF[None, :] == A[:, None]).astype(float)
-        KKT[:nF, nF:] = EA.T
-        KKT[nF:, :nF] = EA
-        rhs = np.zeros(nF + nA)
-        rhs[:nF] = -g[F]
-        try:
-            sol = np.linalg.solve(KKT, rhs)
-        except np.linalg.LinAlgError:
-            sol = np.linalg.lstsq(KKT, rhs, rcond=None)[0]
-        pF = sol[:nF]
-        if nF == 0 or np.abs(pF).max() <= 1e-13 * max(1.0, float(np.abs(x).max())):
-            nu = np.zeros(nb)                              # cap multipliers: −g on free vars
-            for b in A:
-                kb = bF == b
-                nu[b] = -float(np.mean(g[F[kb]])) if kb.any() else 0.0
-            mult = np.where(zero & ~fixed0, g + nu[block], np.inf)
-            k = int(np.argmin(mult))
-            nu_act = np.where(cap_act, nu, np.inf)
-            bmin = int(np.argmin(nu_act))
-            if min(mult[k], nu_act[bmin]) >= -tol * lin_scale:
-                break                                      # KKT point: optimal
-            if mult[k] <= nu_act[bmin]:
-                zero[k] = False
-            else:
-                cap_act[bmin] = False
-            continue
-        alpha, hit_k, hit_b = 1.0, -1, -1
-        neg = pF < 0
-        if neg.any():
-            r = x[F[neg]] / -pF[neg]
-            j = int(np.argmin(r))
-            if r[j] < alpha:
-                alpha, hit_k = float(r[j]), int(F[neg][j])
-        for b in range(nb):
-            if not cap_act[b] and caps[b] > 0:
-                ep = pF[bF == b].sum()
-                if ep > 0:
-                    r = (caps[b] - x[in_b[b]].sum()) / ep
-                    if r < alpha:
-                        alpha, hit_k, hit_b = float(r), -1, b
-        xF = x[F]
-        xn = xF + max(alpha, 0.0) * pF
-        if hit_b >= 0:
-            cap_act[hit_b] = True
-        elif hit_k >= 0:
-            zero[hit_k] = True
-            xn[np.searchsorted(F, hit_k)] = 0.0
-        np.maximum(xn, 0.0, out=xn)
-        delta = xn - xF
-        x[F] = xn
-        g += K[:, F] @ delta                               # carry the gradient along
-        g[F] += ridge * delta
     return x, it
 
 
@@ -367,7 +268,7 @@ def solve_dual_cd(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
     return x, it
 
 
-SOLVERS = {"active-set": solve_dual_qp, "active-set-fast": solve_dual_qp_fast, "cd": solve_dual_cd}
+SOLVERS = {"active-set": solve_dual_qp, "cd": solve_dual_cd}
 
 
 # ------------------------------------------------------------------------- problem data
@@ -557,7 +458,6 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
     d = prob.Z.shape[1]
     use_graph = prob.has_graph and mu > 0
     qp = SOLVERS[solver]
-    fast = solver != "active-set"
     qp_tol = qp_gap * (C * eps1 + (mu * eps2 if use_graph else 0.0)) if solver == "cd" else 1e-12
     w = np.zeros(d)
     xi = zeta = 0.0
@@ -598,9 +498,9 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
                 K = K2
                 lin = np.concatenate([lin, np.empty(size - m)])
                 block = np.concatenate([block, np.empty(size - m, dtype=int)])
-            # K's new column: one matrix-vector product, or (default, bit for bit as before
-            # issue #26) one dot product per row
-            kcol = R[:m] @ vec if fast else np.array([R[i] @ vec for i in range(m)])
+            # K's new column by one dot product per row, as before issue #26 (bit for bit;
+            # one matrix-vector product rounds differently, see solve_dual_qp)
+            kcol = np.array([R[i] @ vec for i in range(m)])
             K[m, :m] = kcol
             K[:m, m] = kcol
             K[m, m] = vec @ vec
@@ -609,13 +509,8 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
             gamma = np.append(gamma, 0.0)
         Km, lin_a, block_a = K[:m, :m], lin[:m], block[:m]
         gamma, _ = qp(Km, lin_a, block_a, np.array([C, mu]), gamma, tol=qp_tol)
-        if fast:                                       # from the support (often m / 5)
-            nz = np.flatnonzero(gamma)
-            w = gamma[nz] @ R[nz] if len(nz) else np.zeros(d)
-            grad = lin_a - Km[:, nz] @ gamma[nz]
-        else:
-            w = R[:m].T @ gamma
-            grad = lin_a - Km @ gamma
+        w = R[:m].T @ gamma
+        grad = lin_a - Km @ gamma
         xi = max(0.0, float(grad[block_a == 0].max(initial=0.0)))
         zeta = max(0.0, float(grad[block_a == 1].max(initial=0.0)))
         if callback is not None:
@@ -732,9 +627,7 @@ class MILSD(MILClassifier):
         C = 2048 84 %).
     solver : the cutting plane's restricted dual QP: "active-set" (default;
         :func:`solve_dual_qp`, exact up to round-off, models bit for bit as before issue
-        #26), "active-set-fast" (:func:`solve_dual_qp_fast` and K's new column by one matrix
-        product: faster, the same QP optimum up to round-off, but another CCCP path on some
-        fits — benchmarks/bench_milsd.py ``--grid`` measures it) or "cd" (:func:`solve_dual_cd`, SMO
+        #26) or "cd" (:func:`solve_dual_cd`, SMO
         dual coordinate descent stopped at a duality gap of ``qp_gap``·(C·ε1 + μ·ε2);
         measured 2–8× slower per QP on WebKB, kept as the tested alternative).
     qp_gap : the "cd" solver's gap, as a fraction of C·ε1 + μ·ε2 (unused by "active-set").
