@@ -313,7 +313,7 @@ def main():
                     choices=["old", "new", "warm"])
     ap.add_argument("--old-ref", default=OLD_REF)
     ap.add_argument("--qp", action="store_true",
-                    help="time the restricted dual QPs of one fit: old / new active set, CD")
+                    help="time the restricted dual QPs of one fit: active set vs CD")
     a = ap.parse_args()
     if a.qp:
         bags = load_tasks(a.bags, ("faculty",), a.max_features)["faculty"]

@@ -469,8 +469,9 @@ def duality_gap(g, K, lin, block, caps):
 def check_solvers(problems, cd_tol=1e-9):
     """The reference is solve_dual_qp, the active-set solver as before issue #26 (unchanged,
     the default; itself checked against SLSQP above).  The CD solver is feasible, its
-    objective is within its duality gap of the reference optimum, and that gap is ≤ tol whenever it stopped before its step cap (on ill-conditioned K it may not:
-    the reason the default solver is the active set)."""
+    objective is within its duality gap of the reference optimum, and that gap is ≤ tol
+    whenever it stopped before its step cap (on ill-conditioned K it may not: the reason the
+    default solver is the active set)."""
     converged = 0
     for K, lin, block, caps, g0 in problems:
         D = lambda v: lin @ v - 0.5 * v @ K @ v  # noqa: E731
