@@ -28,7 +28,7 @@ Optimisation (milsd.txt §2.3, Table 1):
   see :func:`solve_dual_qp`) or by SMO-style dual coordinate descent stopped at a stated
   duality gap (``solver="cd"``).  Measured on WebKB (issue #26,
   ``benchmarks/bench_milsd.py --qp``: the QPs of a webkb-faculty fit at C = 32) the CD solver
-  is 2–8× *slower* than the active set (gap 0.1 / 0.01 of C·ε1 + μ·ε2): successive cuts are
+  is 2.5–10× *slower* than the active set (gap 0.1 / 0.01 of C·ε1 + μ·ε2): successive cuts are
   nearly parallel, so the Gram matrix is ill-conditioned and pairwise steps zig-zag (hundreds
   of steps per solve, some stopping at the step cap), while the active set needs ~14 KKT
   solves on ~100 free variables.  The working set lives in preallocated buffers (no
@@ -630,7 +630,7 @@ class MILSD(MILClassifier):
         :func:`solve_dual_qp`, exact up to round-off, models bit for bit as before issue
         #26) or "cd" (:func:`solve_dual_cd`, SMO
         dual coordinate descent stopped at a duality gap of ``qp_gap``·(C·ε1 + μ·ε2);
-        measured 2–8× slower per QP on WebKB, kept as the tested alternative).
+        measured 2.5–10× slower per QP on WebKB, kept as the tested alternative).
     qp_gap : the "cd" solver's gap, as a fraction of C·ε1 + μ·ε2 (unused by "active-set").
     warm_C : start CCCP at the solution this process found for the same data and every other
         parameter at the largest smaller C (GridSearchCV fits each μ column in ascending C),
