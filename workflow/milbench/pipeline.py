@@ -127,18 +127,17 @@ def expand_methods(exp):
              "classifier_id": method_id(c)} for s in sels for c in clfs]
 
 
-# selectors that reuse their own fits in-process (keyed on the training data and parameters):
-# for them the joblib cache of Pipeline(memory=) costs more (hashing, pickling, loading the
-# data and the fitted selector: 11 % of a musk1 MIDR cell, issue #26) than it saves
-REUSES_FITS_IN_PROCESS = {"midr"}
-
-
 def caches_selector_fits(selector, classifier):
     """True when an inner CV would refit the same selector once per classifier setting and
-    the selector does not reuse its fits itself (:data:`REUSES_FITS_IN_PROCESS`, e.g. MIDR's
-    C1 x C2 joined with MILR's C): the pipeline then caches selector fits with joblib."""
-    return (selector["name"] not in ("none", *REUSES_FITS_IN_PROCESS)
-            and bool(classifier.get("tune")))
+    the selector does not reuse its fits itself (a class attribute ``reuses_fits_in_process = True``,
+    as MIDR, whose C1 x C2 grid joined with MILR's C is served from an in-process cache: the
+    joblib cache's hashing, pickling and loading cost 11 % of a musk1 MIDR cell): the
+    pipeline then caches selector fits with joblib (``Pipeline(memory=)``)."""
+    from .registry import resolve
+
+    if selector["name"] == "none" or not classifier.get("tune"):
+        return False
+    return not getattr(resolve("selector", selector["name"]), "reuses_fits_in_process", False)
 
 
 def check_method(selector, classifier):

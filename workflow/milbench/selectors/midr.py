@@ -342,6 +342,8 @@ class MIDR(MILTransformer):
     ``orthonormality_history_`` (‖AᵀA − I‖_F after every step), ``diagnostics_``.
     """
 
+    reuses_fits_in_process = True   # FIT_CACHE: the pipeline skips its joblib selector cache
+
     _parameter_constraints = {
         "dims": FRACTION_OR_COUNT,
         "C1": NON_NEGATIVE,
