@@ -129,10 +129,11 @@ def expand_methods(exp):
 
 def caches_selector_fits(selector, classifier):
     """True when an inner CV would refit the same selector once per classifier setting and
-    the selector does not reuse its fits itself (a class attribute ``reuses_fits_in_process = True``,
-    as MIDR, whose C1 x C2 grid joined with MILR's C is served from an in-process cache: the
-    joblib cache's hashing, pickling and loading cost 11 % of a musk1 MIDR cell): the
-    pipeline then caches selector fits with joblib (``Pipeline(memory=)``)."""
+    the selector does not reuse its fits itself: the pipeline then caches selector fits with
+    joblib (``Pipeline(memory=)``).  A selector class that declares
+    ``reuses_fits_in_process = True`` (MIDR: its C1 x C2 grid joined with MILR's C is served
+    from an in-process cache) is left out, since the joblib cache's hashing, pickling and
+    loading cost more than it saves there (11 % of a musk1 MIDR cell)."""
     from .registry import resolve
 
     if selector["name"] == "none" or not classifier.get("tune"):
