@@ -135,3 +135,22 @@ def test_hydr_per_seed_rows_and_summary(musk1):
                                                  "tune": {"percent": [0.1, 0.2]}}]})[0]
         run_method(bags, folds, m, experiment_settings(exp), experiment="e", dataset="musk1",
                    cells=[(0, 0)])
+
+
+def _cache_bound(cell):
+    from milbench.kernel_cache import CACHE
+    return CACHE.max_bytes
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_each_worker_caches_at_most_half_its_share_of_the_job_memory(monkeypatch, threads):
+    from milbench.kernel_cache import CACHE, DEFAULT_MAX_BYTES
+    from milbench.runner import map_cells
+
+    monkeypatch.setenv("MILBENCH_MAX_MEMORY_GB", "1")     # the job's memory (as SLURM's)
+    was = CACHE.max_bytes
+    try:
+        out = map_cells(_cache_bound, (), [(0, 0), (0, 1)], threads=threads)
+    finally:
+        CACHE.max_bytes = was
+    assert set(out.values()) == {min(DEFAULT_MAX_BYTES, 2**30 // (2 * threads))}

@@ -110,6 +110,19 @@ def _init_worker(job):
     from threadpoolctl import threadpool_limits
     _JOB.update(job)
     threadpool_limits(_JOB["cell_threads"])   # one BLAS thread per cell unless asked
+    _bound_cache(job["workers"])
+
+
+def _bound_cache(workers):
+    """Cap this worker's :data:`~milbench.kernel_cache.CACHE` at half of its share of the job's
+    memory (:func:`~milbench.distances.memory_limit` / ``workers``), so ``workers`` cells with
+    full caches stay inside the job's ``mem_mb`` (a cache too small for a kernel only makes
+    MIORDM / Citation-kNN compute it afresh: same results)."""
+    from .distances import memory_limit
+    from .kernel_cache import CACHE, DEFAULT_MAX_BYTES
+    limit = memory_limit()
+    share = DEFAULT_MAX_BYTES if limit is None else limit // (2 * workers)
+    CACHE.max_bytes = min(DEFAULT_MAX_BYTES, share)
 
 
 def _run_one(cell):
@@ -130,14 +143,16 @@ def map_cells(fn, args, cells, *, threads=1, cell_threads=1, what="", log=None, 
     finished cell ("cell 17/50 r3_f6 0.42 s"); the first failure stops the job with a
     :class:`CellError` naming ``what`` and the cell (its traceback goes to the log)."""
     log = log or logging.getLogger("milbench.runner")
-    job = {"fn": fn, "args": args, "kwargs": kwargs, "cell_threads": cell_threads}
     n = len(cells)
     workers = max(1, min(int(threads), n))
+    job = {"fn": fn, "args": args, "kwargs": kwargs, "cell_threads": cell_threads,
+           "workers": workers}
     pool = limits = None
     if workers == 1:
         from threadpoolctl import threadpool_limits
         _JOB.update(job)
         limits = threadpool_limits(cell_threads)
+        _bound_cache(1)
         results = map(_run_one, cells)
     else:
         methods = multiprocessing.get_all_start_methods()
