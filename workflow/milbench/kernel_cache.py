@@ -13,7 +13,8 @@ entries of a finished cell stay until evicted (the runner clears it per cell), s
 what a worker may keep: 768 MiB (``MILBENCH_KERNEL_CACHE_MB`` overrides it), sized for the
 five inner-fold MIORDM kernels of WebKB faculty (packed float64, ~140 MiB each;
 miordm.PACKED_KERNEL_MAX_BYTES = 150 MiB) inside a one-thread run cell's 2,000 MB
-(workflow/rules/runs.smk: 1000 + 1000 × threads MB; such a cell peaks at ~1.7 GB).  With a
+(workflow/rules/runs.smk: 1000 + 1000 × threads MB; such a cell peaks at ~1.7 GB); a method
+job's runner lowers it to half of each cell worker's share of the job's memory.  With a
 smaller bound MIORDM computes its kernel blocks every round instead (same model, more CPU).
 """
 from __future__ import annotations
