@@ -196,6 +196,8 @@ def design(sizes, n, rng, corners=True):
     value of each dimension equally often, in random combinations)."""
     import itertools
 
+    import numpy as np
+
     total = math.prod(sizes) if sizes else 1
     if total <= n:
         return list(itertools.product(*(range(s) for s in sizes)))
@@ -203,7 +205,8 @@ def design(sizes, n, rng, corners=True):
     if corners:
         out = [tuple(0 for _ in sizes), tuple(s - 1 for s in sizes)][:n]
     k = 4 * n
-    cols = [[int(v) for v in (list(rng.permutation(s)) * (k // s + 1))[:k]] for s in sizes]
+    cols = [[int(v) for v in np.concatenate([rng.permutation(s) for _ in range(k // s + 1)])[:k]]
+            for s in sizes]
     for tup in zip(*cols):
         if len(out) >= n:
             break
@@ -297,6 +300,12 @@ def _draw_tuned(ctx, task):
     from .pipeline import Unlabeled, build_estimator, caches_selector_fits, dataset_views
 
     m, K = task["method"], ctx["exp"]["inner_folds"]
+    stage_cpu = None
+    if task["stage"] and not task.get("stage_known"):   # the refit reads a fold stage
+        from .runner import fit_stage_cell
+        t = time.process_time()
+        fit_stage_cell(ctx["bags"], ctx["folds"], m["selector"], ctx["settings"], task["cell"])
+        stage_cpu = time.process_time() - t
     _, inner, seed = _inner_train(ctx, task["cell"], K)
     unlabeled = Unlabeled(ctx["bags"]) if ctx["exp"]["transductive"] else None
     views = dataset_views(ctx["bags"])
@@ -326,7 +335,7 @@ def _draw_tuned(ctx, task):
     fold = part(sel_t, n_sel) + part(clf_t, G)
     fits = [a + b for a, b in zip(sel_t, clf_t)]
     cell = K * fold + sum(fits) / len(fits)
-    return {"cell_cpu": cell, "fits": fits, "points_done": len(fits)}
+    return {"cell_cpu": cell, "fits": fits, "points_done": len(fits), "stage_cpu": stage_cpu}
 
 
 class _Surrogate:
@@ -504,7 +513,7 @@ def _env():
 # ------------------------------------------------------------------------------------------
 # the plan
 # ------------------------------------------------------------------------------------------
-def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=4, max_draws=4,
+def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=4,
          data_root=(), bags_root="results/bags", fit_limit=300.0, seed=0,
          cell_overhead=CELL_OVERHEAD, measure=True, log=print):
     """The plan of a config (defaults filled: :func:`milbench.config.load_config`) as a dict:
@@ -578,7 +587,7 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=4, max_draws=
         return {"bags": bags, "folds": data[fk], "exp": exp, "experiment": fam["experiment"],
                 "dataset": ds}
 
-    def draw(fam):
+    def draw(fam, optional=False):
         i = len(fam["draws"])
         if i >= len(fam["_design"]):
             return False
@@ -600,7 +609,9 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=4, max_draws=
             task["stage_state"] = stage_states.get(skey)
         if fam["kind"] == "tuned":
             dims = tune_dims(m)
-            idx = design([len(v) for *_, v in dims], points,
+            n_pts = points or min(16, max(4, math.ceil(math.sqrt(grid_size(m)))))
+            task["stage_known"] = skey[:3] in stage_cpu
+            idx = design([len(v) for *_, v in dims], n_pts,
                          np.random.default_rng([seed, fam["_index"], i]), corners=(i == 0))
             task["points"] = [tuple(((st, k), v[j]) for (st, k, v), j in zip(dims, tup))
                               for tup in idx]
@@ -619,6 +630,9 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=4, max_draws=
         if "error" in r:
             fam["error"] = r["error"]
             log(f"  [{fam['experiment']}/{fam['dataset']}] {fam['label']}: ERROR {r['error']}")
+            return False
+        if "stopped" in r and optional:     # budget spent on an extra draw: not used
+            fam["_design"] = fam["_design"][:i]
             return False
         if "stopped" in r:
             r = {"cell_cpu": r["stopped"] * (exp["inner_folds"] if fam["kind"] == "tuned"
@@ -648,7 +662,7 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=4, max_draws=
         if not live:
             break
         draw(max(live, key=lambda f: f["cells"] * statistics.mean(
-            d["cell_cpu"] for d in f["draws"]) / len(f["draws"])))
+            d["cell_cpu"] for d in f["draws"]) / len(f["draws"])), optional=True)
     for k, v in stage_cpu.items():
         out.setdefault("stage_cpu", {})["/".join(map(str, k))] = statistics.mean(v)
     out["_stage_cpu"] = stage_cpu
@@ -803,7 +817,8 @@ def main(argv=None):
     ap.add_argument("--seconds", type=float, default=180.0,
                     help="wall budget of the sampled fits (a fit running past it is stopped and "
                          "counted as a lower bound)")
-    ap.add_argument("--points", type=int, default=4, help="grid points per tuned draw")
+    ap.add_argument("--points", type=int, default=0,
+                    help="grid points per tuned draw (default: sqrt(|grid|), 4 to 16)")
     ap.add_argument("--draws", type=int, default=4, help="most draws per family")
     ap.add_argument("--fit-limit", type=float, default=300.0,
                     help="most seconds of one draw (stopped beyond: a lower bound)")
