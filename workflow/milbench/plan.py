@@ -324,7 +324,7 @@ def _draw_tuned(ctx, task):
         t2 = time.process_time()
         sel_t.append(t1 - t0)
         clf_t.append(t2 - t1)
-        if time.process_time() - start > task["soft_cap"]:
+        if len(sel_t) >= 2 and time.process_time() - start > task["soft_cap"]:
             break
     G = task["grid"]
     n_sel = task["sel_grid"] if caches_selector_fits(m["selector"], m["classifier"]) else G
@@ -625,7 +625,9 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=
             task["evaluations"], task["filter"], task["relieff_cpu"] = evals.get(
                 ekey, (None, None, None))
             task["max_evals"] = 20
-        limit = min(max(remaining(), 1.0), fit_limit)
+        # a family's first draw runs to --fit-limit whatever the budget (else nothing is known
+        # of it); extra draws stop when the budget is spent
+        limit = min(max(remaining(), 1.0), fit_limit) if optional else fit_limit
         r = run_forked(ctx, task, limit)
         if "error" in r:
             fam["error"] = r["error"]
