@@ -771,7 +771,7 @@ def report(result, cores, write=print):
         write(f"   each method job asks SLURM for threads {e['threads']}, mem_mb {e['mem_mb']}, "
               f"runtime {e['runtime']} min")
         write(f"   {'methods (selector + classifier entry)':<52}{'data set':<15}{'cells':>7}"
-              f"{'fits/cell':>11}{'CPU/fit s (min-max)':>24}{'est. CPU':>11}")
+              f"{'fits/cell':>11}{'CPU/fit s (min-max)':>27}{'est. CPU':>12}")
         for f in e["families"]:
             fc = f.get("fit_cpu")
             spread = (f"{fc['mean']:.3g} ({fc['min']:.2g}-{fc['max']:.2g})" if fc else
@@ -780,13 +780,14 @@ def report(result, cores, write=print):
             est = ("-" if f.get("cpu") is None else
                    (">= " if f.get("lower") else "") + fmt_cpu(f["cpu"]))
             write(f"   {f['label'][:50]:<52}{f['dataset'][:14]:<15}{f['cells']:>7,}"
-                  f"{_fits_cell(f):>11}{spread:>24}{est:>11}")
+                  f"{_fits_cell(f):>11}{spread:>27}{est:>12}")
         how = sorted({f["fits_how"].split(": ")[0] if f["kind"] == "untuned" else
                       f["fits_how"] for f in e["families"] if f["fits_how"]})
         write("   fits/cell: " + "; ".join(how))
         if e.get("cpu") is not None:
-            write(f"   est. CPU {ge}{fmt_cpu(e['cpu'])} (fits {fmt_cpu(e['cpu'] - e['stage_cpu'] - e['fixed_cpu'] - e['overhead_cpu'])}, "
-                  f"fold stages {fmt_cpu(e['stage_cpu'])}, job starts {fmt_cpu(e['fixed_cpu'])}, "
+            fits = e["cpu"] - e["stage_cpu"] - e["fixed_cpu"] - e["overhead_cpu"]
+            write(f"   est. CPU {ge}{fmt_cpu(e['cpu'])} = {ge}{e['cpu'] / 3600:,.2f} CPU-h (fits "
+                  f"{fmt_cpu(fits)}, fold stages {fmt_cpu(e['stage_cpu'])}, job starts {fmt_cpu(e['fixed_cpu'])}, "
                   f"workflow {fmt_cpu(e['overhead_cpu'])}); wall at {cores} cores "
                   f"{ge}{fmt_cpu(e['wall'])}")
     if result.get("cpu") is not None:
