@@ -26,12 +26,12 @@ sets x ``fold_keys``):
 Measuring (what varies from run to run): the cost of a fit varies strongly over a grid (MILSD's
 large C, MIDR's C1 < C2 points), over list-expanded methods and over training ratios, so every
 *family* (data set x selector entry x classifier entry of the config) gets draws spread over
-its space: a draw is one (method, cell) -- the first the lowest values / first cell, the second
-the highest / last cell, then balanced random (every value equally often) -- and
+its space: a draw is one (method, cell) -- the first at the middle values / middle cell, then
+the lowest and the highest, then balanced random (every value equally often) -- and
 
 * an untuned draw times the whole cell (``milbench.runner.run_cell``: fit, predict, score) on
   the cell's real training bags, its fold stage provided as the workflow does;
-* a tuned draw times up to ``--points`` grid points (corners first, then balanced random) fitted
+* a tuned draw times up to ``--points`` grid points (centre and corners, then balanced random) fitted
   one after another, in one process, on a training set of the inner-fold size (the first split
   of the inner CV the workflow runs on that cell), the selector part and the classifier part
   apart; an inner fold is then ``first point + (n - 1) x mean of the others`` for each part, so
@@ -192,8 +192,9 @@ def count_experiment(name, exp, max_threads):
 # ------------------------------------------------------------------------------------------
 def design(sizes, n, rng, corners=True):
     """Up to ``n`` distinct index tuples over a grid of ``sizes``: all of it when it is that
-    small, else the lowest and highest corners (``corners``) then balanced random tuples (each
-    value of each dimension equally often, in random combinations)."""
+    small, else (``corners``) the centre, the lowest and the highest corner, then balanced random
+    tuples (each value of each dimension equally often, in random combinations).  The centre
+    comes first: a family drawn once is then measured at its middle, not at an extreme."""
     import itertools
 
     import numpy as np
@@ -203,7 +204,8 @@ def design(sizes, n, rng, corners=True):
         return list(itertools.product(*(range(s) for s in sizes)))
     out = []
     if corners:
-        out = [tuple(0 for _ in sizes), tuple(s - 1 for s in sizes)][:n]
+        out = list(dict.fromkeys([tuple(s // 2 for s in sizes), tuple(0 for _ in sizes),
+                                  tuple(s - 1 for s in sizes)]))[:n]
     k = 4 * n
     cols = [[int(v) for v in np.concatenate([rng.permutation(s) for _ in range(k // s + 1)])[:k]]
             for s in sizes]
