@@ -31,8 +31,8 @@ the lowest and the highest, then balanced random (every value equally often) -- 
 
 * an untuned draw times the whole cell (``milbench.runner.run_cell``: fit, predict, score) on
   the cell's real training bags, its fold stage provided as the workflow does;
-* a tuned draw times up to ``--points`` grid points (centre and corners, then balanced random) fitted
-  one after another, in one process, on a training set of the inner-fold size (the first split
+* a tuned draw times up to ``--points`` grid points (centre and corners, then balanced random)
+  fitted one after another, in one process, on a training set of the inner-fold size (the first split
   of the inner CV the workflow runs on that cell), the selector part and the classifier part
   apart; an inner fold is then ``first point + (n - 1) x mean of the others`` for each part, so
   what the grid shares in-process (kernel caches) is counted once, and the selector part counts
@@ -789,8 +789,8 @@ def report(result, cores, write=print):
         if e.get("cpu") is not None:
             fits = e["cpu"] - e["stage_cpu"] - e["fixed_cpu"] - e["overhead_cpu"]
             write(f"   est. CPU {ge}{fmt_cpu(e['cpu'])} = {ge}{e['cpu'] / 3600:,.2f} CPU-h (fits "
-                  f"{fmt_cpu(fits)}, fold stages {fmt_cpu(e['stage_cpu'])}, job starts {fmt_cpu(e['fixed_cpu'])}, "
-                  f"workflow {fmt_cpu(e['overhead_cpu'])}); wall at {cores} cores "
+                  f"{fmt_cpu(fits)}, fold stages {fmt_cpu(e['stage_cpu'])}, job starts "
+                  f"{fmt_cpu(e['fixed_cpu'])}, workflow {fmt_cpu(e['overhead_cpu'])}); wall at {cores} cores "
                   f"{ge}{fmt_cpu(e['wall'])}")
     if result.get("cpu") is not None:
         ge = ">= " if result["lower"] else ""
