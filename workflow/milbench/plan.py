@@ -32,9 +32,9 @@ the lowest and the highest, then balanced random (every value equally often) -- 
 * an untuned draw times the whole cell (``milbench.runner.run_cell``: fit, predict, score) on
   the cell's real training bags, its fold stage provided as the workflow does;
 * a tuned draw times up to ``--points`` grid points (centre and corners, then balanced random)
-  fitted one after another, in one process, on a training set of the inner-fold size (the first split
-  of the inner CV the workflow runs on that cell), the selector part and the classifier part
-  apart; an inner fold is then ``first point + (n - 1) x mean of the others`` for each part, so
+  fitted one after another, in one process, on a training set of the inner-fold size (the
+  first split of the inner CV the workflow runs on that cell), the selector part and the
+  classifier part apart; an inner fold is then ``first point + (n - 1) x mean of the others`` for each part, so
   what the grid shares in-process (kernel caches) is counted once, and the selector part counts
   only the selector's own grid when the pipeline caches selector fits
   (``milbench.pipeline.caches_selector_fits``); a cell is ``inner_folds`` x that, plus the
@@ -790,8 +790,8 @@ def report(result, cores, write=print):
             fits = e["cpu"] - e["stage_cpu"] - e["fixed_cpu"] - e["overhead_cpu"]
             write(f"   est. CPU {ge}{fmt_cpu(e['cpu'])} = {ge}{e['cpu'] / 3600:,.2f} CPU-h (fits "
                   f"{fmt_cpu(fits)}, fold stages {fmt_cpu(e['stage_cpu'])}, job starts "
-                  f"{fmt_cpu(e['fixed_cpu'])}, workflow {fmt_cpu(e['overhead_cpu'])}); wall at {cores} cores "
-                  f"{ge}{fmt_cpu(e['wall'])}")
+                  f"{fmt_cpu(e['fixed_cpu'])}, workflow {fmt_cpu(e['overhead_cpu'])}); wall at "
+                  f"{cores} cores {ge}{fmt_cpu(e['wall'])}")
     if result.get("cpu") is not None:
         ge = ">= " if result["lower"] else ""
         write(f"\nTOTAL est. CPU {ge}{fmt_cpu(result['cpu'])} = {ge}{result['cpu'] / 3600:,.2f} "
