@@ -36,8 +36,7 @@ the lowest and the highest, then balanced random (every value equally often) -- 
   first split of the inner CV the workflow runs on that cell), the selector part and the
   classifier part apart; an inner fold is then ``first point + (n - 1) x mean of the others``
   for each part, so what the grid shares in-process (kernel caches) is counted once, and the
-  selector part counts
-  only the selector's own grid when the pipeline caches selector fits
+  selector part counts only the selector's own grid when the pipeline caches selector fits
   (``milbench.pipeline.caches_selector_fits``); a cell is ``inner_folds`` x that, plus the
   refit counted at the mean sampled fit;
 * a HyDR-MI draw times fitness evaluations of random chromosomes (the GA's initial population:
