@@ -31,14 +31,12 @@ the lowest and the highest, then balanced random (every value equally often) -- 
 
 * an untuned draw times the whole cell (``milbench.runner.run_cell``: fit, predict, score) on
   the cell's real training bags, its fold stage provided as the workflow does;
-* a tuned draw times up to ``--points`` grid points (centre and corners, then balanced random)
-  fitted one after another, in one process, on a training set of the inner-fold size (the
-  first split of the inner CV the workflow runs on that cell), the selector part and the
-  classifier part apart; an inner fold is then ``first point + (n - 1) x mean of the others``
-  for each part, so what the grid shares in-process (kernel caches) is counted once, and the
-  selector part counts only the selector's own grid when the pipeline caches selector fits
-  (``milbench.pipeline.caches_selector_fits``); a cell is ``inner_folds`` x that, plus the
-  refit counted at the mean sampled fit;
+* a tuned draw fits and scores grid points as GridSearchCV does on one inner fold (the first
+  split of the inner CV the workflow runs on that cell; the pipeline's selector cache
+  included), one after another in one process, in groups (:func:`tuned_groups`): an inner
+  fold is ``first group + (groups - 1) x mean of the others``, so what the grid shares
+  in-process (kernel caches) is counted once; a cell is ``inner_folds`` x that, plus the
+  refit counted at the mean sampled point;
 * a HyDR-MI draw times fitness evaluations of random chromosomes (the GA's initial population:
   each gene on with probability 1/2) through the evaluator HyDR-MI uses (the classifier's fast
   path where it has one), and counts the GA's distinct evaluations as above.
@@ -281,7 +279,9 @@ def _draw_untuned(ctx, task):
     return {"cell_cpu": cpu, "fits": [cpu], "stage_cpu": stage_cpu, "stage_state": stage}
 
 
-def _inner_train(ctx, cell, n_folds):
+def _inner_split(ctx, cell, n_folds):
+    """The cell's training bags split as the first fold of the inner CV the workflow runs
+    (StratifiedKFold, shuffled, seed + repeat): (inner training bags, validation bags, seed)."""
     import numpy as np
     from sklearn.model_selection import StratifiedKFold
 
@@ -291,51 +291,57 @@ def _inner_train(ctx, cell, n_folds):
     tr, _, _ = split(ctx["folds"], cell[0], cell[1], bags.bag_ids)
     train = bags.subset(tr)
     seed = ctx["settings"]["protocol"]["seed"] + cell[0]
-    itr, _ = next(StratifiedKFold(n_folds, shuffle=True, random_state=seed)
-                  .split(np.zeros(len(train)), train.labels))
-    return train, train.subset(itr), seed
+    itr, iva = next(StratifiedKFold(n_folds, shuffle=True, random_state=seed)
+                    .split(np.zeros(len(train)), train.labels))
+    return train.subset(itr), train.subset(iva), seed
 
 
 def _draw_tuned(ctx, task):
+    """Grid points fitted and scored as GridSearchCV does on one inner fold (the pipeline's
+    selector cache included), in groups: with the cache, one group is a selector setting with
+    every classifier setting; else one point.  Fold = first group + (groups - 1) x the mean of
+    the others (what the grid shares in-process is counted once)."""
+    import tempfile
     import time
+
+    from sklearn.metrics import get_scorer
 
     from .pipeline import Unlabeled, build_estimator, caches_selector_fits, dataset_views
 
-    m, K = task["method"], ctx["exp"]["inner_folds"]
+    m, exp = task["method"], ctx["exp"]
+    K = exp["inner_folds"]
     stage_cpu = None
     if task["stage"] and not task.get("stage_known"):   # the refit reads a fold stage
         from .runner import fit_stage_cell
         t = time.process_time()
         fit_stage_cell(ctx["bags"], ctx["folds"], m["selector"], ctx["settings"], task["cell"])
         stage_cpu = time.process_time() - t
-    _, inner, seed = _inner_train(ctx, task["cell"], K)
-    unlabeled = Unlabeled(ctx["bags"]) if ctx["exp"]["transductive"] else None
+    inner, val, seed = _inner_split(ctx, task["cell"], K)
+    fit_kw = {"unlabeled": Unlabeled(ctx["bags"])} if exp["transductive"] else {}
+    scorer = get_scorer({"accuracy": "accuracy", "auroc": "roc_auc"}[exp["inner_metric"]])
     views = dataset_views(ctx["bags"])
-    sel_t, clf_t = [], []
+    caching = caches_selector_fits(m["selector"], m["classifier"])
+    groups, fits = [], []
     start = time.process_time()
-    for point in task["points"]:
-        sp = {k: v for (step, k), v in point if step == "select"}
-        cp = {k: v for (step, k), v in point if step == "classify"}
-        pipe = build_estimator(ctx["exp"]["scale"], _spec_at(m["selector"], sp),
-                               _spec_at(m["classifier"], cp), seed=seed, views=views)
-        t0 = time.process_time()
-        Xt = pipe[:-1].fit_transform(inner, inner.labels)
-        t1 = time.process_time()
-        pipe._fit_final(Xt, inner, inner.labels, unlabeled)
-        pipe.decision_function(inner.subset(list(range(min(len(inner), 20)))))
-        t2 = time.process_time()
-        sel_t.append(t1 - t0)
-        clf_t.append(t2 - t1)
-        if len(sel_t) >= 2 and time.process_time() - start > task["soft_cap"]:
-            break
-    G = task["grid"]
-    n_sel = task["sel_grid"] if caches_selector_fits(m["selector"], m["classifier"]) else G
-
-    def part(ts, n):
-        return ts[0] + (n - 1) * (sum(ts[1:]) / len(ts[1:]) if len(ts) > 1 else ts[0])
-
-    fold = part(sel_t, n_sel) + part(clf_t, G)
-    fits = [a + b for a, b in zip(sel_t, clf_t)]
+    with tempfile.TemporaryDirectory(prefix="milbench-plan-") as cache:
+        for group in task["groups"]:
+            t0 = time.process_time()
+            for point in group:
+                t = time.process_time()
+                sp = {k: v for (step, k), v in point if step == "select"}
+                cp = {k: v for (step, k), v in point if step == "classify"}
+                pipe = build_estimator(exp["scale"], _spec_at(m["selector"], sp),
+                                       _spec_at(m["classifier"], cp), seed=seed, views=views,
+                                       memory=cache if caching else None)
+                pipe.fit(inner, inner.labels, **fit_kw)
+                scorer(pipe, val, val.labels)
+                fits.append(time.process_time() - t)
+            groups.append(time.process_time() - t0)
+            if len(groups) >= 2 and time.process_time() - start > task["soft_cap"]:
+                break
+    n = task["n_groups"]
+    rest = sum(groups[1:]) / len(groups[1:]) if len(groups) > 1 else groups[0]
+    fold = groups[0] + (n - 1) * rest
     cell = K * fold + sum(fits) / len(fits)
     return {"cell_cpu": cell, "fits": fits, "points_done": len(fits), "stage_cpu": stage_cpu}
 
@@ -515,6 +521,32 @@ def _env():
 # ------------------------------------------------------------------------------------------
 # the plan
 # ------------------------------------------------------------------------------------------
+def tuned_groups(method, points, rng, first=True):
+    """The grid points a tuned draw fits, in groups (see :func:`_draw_tuned`), and the number
+    of groups of the whole grid.  With the pipeline's selector cache
+    (``caches_selector_fits``) a group is one selector setting with every classifier setting
+    (``points`` selector settings, default sqrt of the selector grid, 4-16); else a group is one
+    grid point (``points`` of them, default sqrt(|grid|), 4-16)."""
+    import itertools
+
+    from .pipeline import caches_selector_fits
+
+    dims = tune_dims(method)
+    if caches_selector_fits(method["selector"], method["classifier"]):
+        sdims = [d for d in dims if d[0] == "select"]
+        cdims = [d for d in dims if d[0] == "classify"]
+    else:
+        sdims, cdims = dims, []
+    n_groups = math.prod(len(v) for *_, v in sdims)
+    n = points or min(16, max(4, math.ceil(math.sqrt(n_groups))))
+    rest = list(itertools.product(*(range(len(v)) for *_, v in cdims)))
+    groups = []
+    for s in design([len(v) for *_, v in sdims], n, rng, corners=first):
+        groups.append([tuple(((st, k), v[j]) for (st, k, v), j in zip(sdims + cdims, s + c))
+                       for c in rest])
+    return groups, n_groups
+
+
 def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=4,
          data_root=(), bags_root="results/bags", fit_limit=300.0, seed=0,
          cell_overhead=CELL_OVERHEAD, measure=True, log=print):
@@ -610,15 +642,9 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=
         if fam["kind"] == "untuned" and sid is not None:
             task["stage_state"] = stage_states.get(skey)
         if fam["kind"] == "tuned":
-            dims = tune_dims(m)
-            n_pts = points or min(16, max(4, math.ceil(math.sqrt(grid_size(m)))))
             task["stage_known"] = skey[:3] in stage_cpu
-            idx = design([len(v) for *_, v in dims], n_pts,
-                         np.random.default_rng([seed, fam["_index"], i]), corners=(i == 0))
-            task["points"] = [tuple(((st, k), v[j]) for (st, k, v), j in zip(dims, tup))
-                              for tup in idx]
-            task["grid"] = grid_size(m)
-            task["sel_grid"] = math.prod(len(v) for st, _, v in dims if st == "select")
+            task["groups"], task["n_groups"] = tuned_groups(
+                m, points, np.random.default_rng([seed, fam["_index"], i]), first=(i == 0))
         if fam["kind"] == "hydr":
             p = hydr_settings(m["selector"])
             ekey = (fam["dataset"], json.dumps(exp["protocol"], sort_keys=True), exp["scale"],
