@@ -588,8 +588,7 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=
                 f, how = fits_per_cell(methods[0], exp)
                 fam["fits_per_cell"], fam["fits_how"] = f, how
                 fam["_methods"], fam["_exp"], fam["_keys"] = methods, exp, keys
-                fam["_design"] = design([len(methods), len(keys) if exp["protocol"]["kind"]
-                                         == "ratio" else 1], max_draws, rng)
+                fam["_design"] = design([len(methods), len(keys)], max_draws, rng)
                 e["families"].append(fam)
                 fams.append(fam)
         out["experiments"].append(e)
@@ -633,7 +632,7 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=
             return False
         ctx["settings"] = method_settings(exp, m) if fam["kind"] != "hydr" \
             else experiment_settings(exp, tuned=False)
-        cell = fam["_keys"][ci] if exp["protocol"]["kind"] == "ratio" else fam["_keys"][0]
+        cell = fam["_keys"][ci]
         sid = fam["_staged"].get((m["selector_id"], m["classifier_id"]))
         task = {"kind": fam["kind"], "method": m, "cell": cell, "draw": i,
                 "stage": sid is not None,
