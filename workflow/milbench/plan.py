@@ -803,7 +803,7 @@ def report(result, cores, write=print):
             fc = f.get("fit_cpu")
             spread = (f"{fc['mean']:.3g} ({fc['min']:.2g}-{fc['max']:.2g})" if fc else
                       "skipped" if f.get("skipped") else "error" if f.get("error")
-                      else "stopped" if f["draws"] else "not reached")
+                      else "stopped" if f["draws"] else "-")
             est = ("-" if f.get("cpu") is None else
                    (">= " if f.get("lower") else "") + fmt_cpu(f["cpu"]))
             write(f"   {f['label'][:50]:<52}{f['dataset'][:14]:<15}{f['cells']:>7,}"
