@@ -37,9 +37,10 @@ the lowest and the highest, then balanced random (every value equally often) -- 
   fold is ``first group + (groups - 1) x mean of the others``, so what the grid shares
   in-process (kernel caches) is counted once; a cell is ``inner_folds`` x that, plus the
   refit on the cell's training bags and the test bags' scores (timed at the first point);
-* a HyDR-MI draw times fitness evaluations of random chromosomes (the GA's initial population:
-  each gene on with probability 1/2) through the evaluator HyDR-MI uses (the classifier's fast
-  path where it has one), and counts the GA's distinct evaluations as above.
+* a HyDR-MI draw times fitness evaluations of chromosomes spread evenly over the (surrogate)
+  GA runs that count the evaluations, through the evaluator HyDR-MI uses (the classifier's fast
+  path where it has one): a cell is the first evaluation (the evaluator's setup) + (E - 1) x
+  the mean of the others.
 
 Every fit runs in a forked child, one BLAS thread, after an untimed warm-up fit on 20 bags (the
 first call's imports are a job's cost, not a cell's), timed with ``time.process_time``; a child
@@ -384,21 +385,35 @@ class _Surrogate:
                                for V, c0, c1 in self.parts])
 
 
-def ga_evaluations(hydr, X, offsets, y, folds):
+def ga_evaluations(hydr, X, offsets, y, folds, n_sample=0):
     """Distinct fitness evaluations of HyDR-MI's GA runs (all its seeds, one cache) on these
-    filtered bags, under the surrogate fitness."""
+    filtered bags, under the surrogate fitness; with ``n_sample``, also that many of the
+    distinct chromosomes, evenly spaced over the runs (the ones a draw times)."""
     import numpy as np
 
     from .selectors.hydr import _CachedFitness, genetic_search
 
     y_val = np.concatenate([y[va] for _, va in folds])
     fitness = _CachedFitness(_Surrogate(X, offsets, y, folds), y_val, None, 1)
+    seen, keys = [], set()
+
+    def record(pop):
+        for ind in pop:
+            key = np.packbits(ind).tobytes()
+            if key not in keys:
+                keys.add(key)
+                seen.append(ind.copy())
+        return fitness(pop)
+
     for s in hydr._seeds()[3:]:
         fitness.new_run()
-        genetic_search(fitness, X.shape[1], np.random.default_rng(int(s)), hydr.population_size,
+        genetic_search(record, X.shape[1], np.random.default_rng(int(s)), hydr.population_size,
                        hydr.n_generations, hydr.crossover_rate, hydr.mutation_rate,
                        hydr.locus_mutation_rate, hydr.tournament_size)
-    return int(fitness.n_evaluations)
+    if not n_sample:
+        return int(fitness.n_evaluations)
+    idx = np.unique(np.linspace(0, len(seen) - 1, min(n_sample, len(seen))).astype(int))
+    return int(fitness.n_evaluations), np.array([seen[i] for i in idx])
 
 
 def _draw_hydr(ctx, task):
@@ -433,31 +448,34 @@ def _draw_hydr(ctx, task):
     y = np.asarray(train.labels).astype(int)
     folds = ([(np.arange(len(y)), np.arange(len(y)))] if hydr.fitness == "train"
              else _inner_folds(y, hydr.inner_cv, int(seeds[2])))
-    n_eval = task.get("evaluations")
+    n_eval, chromosomes = task.get("evaluations"), task.get("chromosomes")
     if n_eval is None:
-        n_eval = ga_evaluations(hydr, Xf, offsets, y, folds)
+        n_eval, chromosomes = ga_evaluations(hydr, Xf, offsets, y, folds, n_sample=200)
     clf = hydr._make_classifier(int(seeds[0]))
     ev = fitness_evaluator(clf, Xf, offsets, y, folds, hydr.fast_fitness,
                            hydr.warm_restarts if hydr.warm_start else None)
     y_val = np.concatenate([y[va] for _, va in folds])
     cached = _CachedFitness(ev, y_val, None, 1)
-    rng = np.random.default_rng(int(seeds[3]) + task["draw"])
+    # chromosomes spread over the (surrogate) GA runs, a different stride each draw
+    order = np.random.default_rng(int(seeds[3]) + task["draw"]).permutation(len(chromosomes))
     per = []
     start = time.process_time()
-    while len(per) < task["max_evals"] and (not per or time.process_time() - start
-                                             < task["soft_cap"]):
+    while len(per) < min(task["max_evals"], len(order)) and (
+            not per or time.process_time() - start < task["soft_cap"]):
         t = time.process_time()
-        cached(rng.random((1, Xf.shape[1])) < 0.5)
+        cached(chromosomes[order[len(per)]][None])
         per.append(time.process_time() - t)
     k = len(folds)
-    mean = sum(per) / len(per)
+    # the first evaluation pays the evaluator's one-time setup (a fast path's tables), once a
+    # cell (one evaluator serves every seed): first + (E - 1) x the mean of the others
+    mean = sum(per[1:]) / len(per[1:]) if len(per) > 1 else per[0]
     final = hydr_final_fits(m["selector"]) * mean / k
     staged = task["stage"]
     relieff = task.get("relieff_cpu") if relieff_cpu is None else relieff_cpu
-    cell_cpu = n_eval * mean + final + (0.0 if staged else relieff)
+    cell_cpu = per[0] + (n_eval - 1) * mean + final + (0.0 if staged else relieff)
     return {"cell_cpu": cell_cpu, "fits": [p / k for p in per], "evaluations": n_eval,
             "stage_cpu": relieff_cpu if staged else None, "filter": filt,
-            "relieff_cpu": relieff}
+            "relieff_cpu": relieff, "chromosomes": chromosomes}
 
 
 def _warm_up(ctx, task):
@@ -690,8 +708,8 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=
             ekey = (fam["dataset"], json.dumps(exp["protocol"], sort_keys=True), exp["scale"],
                     json.dumps({k: p[k] for k in sorted(p) if k != "classifier"}, default=str),
                     tuple(cell))
-            task["evaluations"], task["filter"], task["relieff_cpu"] = evals.get(
-                ekey, (None, None, None))
+            task["evaluations"], task["filter"], task["relieff_cpu"], task["chromosomes"] = \
+                evals.get(ekey, (None, None, None, None))
             task["max_evals"] = 20
         # a family's first draw runs to --fit-limit whatever the budget (else nothing is known
         # of it); extra draws stop when the budget is spent
@@ -713,7 +731,7 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=
         if r.get("stage_state") is not None:
             stage_states[skey] = r["stage_state"]
         if fam["kind"] == "hydr" and "evaluations" in r:
-            evals[ekey] = (r["evaluations"], r["filter"], r["relieff_cpu"])
+            evals[ekey] = (r["evaluations"], r["filter"], r["relieff_cpu"], r["chromosomes"])
             fam["fits_per_cell"], fam["fits_how"] = fits_per_cell(m, exp, r["evaluations"])
         fam["draws"].append({"method": mi, "cell": list(cell), "cell_cpu": r["cell_cpu"],
                              "fits": r["fits"], "lower": bool(r.get("lower")),
