@@ -481,6 +481,8 @@ def _draw_hydr(ctx, task):
 def _warm_up(ctx, task):
     """An untimed fit and predict of the draw's pipeline on 20 bags, so that the timed fits do
     not pay the first call's imports (a method job pays them once, not once a cell)."""
+    import warnings
+
     import numpy as np
 
     from .pipeline import _strip_tune, build_estimator, dataset_views
@@ -492,15 +494,17 @@ def _warm_up(ctx, task):
     sel = _spec_at(m["selector"], {k: v for (st, k), v in point if st == "select"})
     if task["kind"] == "hydr":
         sel.update(population_size=4, n_generations=1, n_seeds=1)
-    try:
-        pipe = build_estimator(ctx["exp"]["scale"], _strip_tune(sel),
-                               _spec_at(m["classifier"], {k: v for (st, k), v in point
-                                                          if st == "classify"}),
-                               seed=0, views=dataset_views(bags))
-        pipe.fit(small, small.labels)
-        pipe.decision_function(small)
-    except Exception:  # noqa: BLE001 - a warm-up only; the timed fit reports real errors
-        pass
+    with warnings.catch_warnings():     # (20 bags: a graph method warns of missing edges)
+        warnings.simplefilter("ignore")
+        try:
+            pipe = build_estimator(ctx["exp"]["scale"], _strip_tune(sel),
+                                   _spec_at(m["classifier"], {k: v for (st, k), v in point
+                                                              if st == "classify"}),
+                                   seed=0, views=dataset_views(bags))
+            pipe.fit(small, small.labels)
+            pipe.decision_function(small)
+        except Exception:  # noqa: BLE001 - a warm-up only; the timed fit reports real errors
+            pass
 
 
 def _child(conn, ctx, task):
