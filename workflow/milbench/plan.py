@@ -869,7 +869,9 @@ def report(result, cores, write=print):
                       else "stopped" if f["draws"] else "-")
             est = ("-" if f.get("cpu") is None else
                    (">= " if f.get("lower") else "") + fmt_cpu(f["cpu"]))
-            write(f"   {f['label'][:50]:<52}{f['dataset'][:14]:<15}{f['cells']:>7,}"
+            lab = f["label"] if len(f["label"]) <= 50 else \
+                f["label"][:21] + "..." + f["label"][-26:]      # keep the classifier in view
+            write(f"   {lab:<52}{f['dataset'][:14]:<15}{f['cells']:>7,}"
                   f"{_fits_cell(f):>11}{spread:>27}{est:>12}")
         how = sorted({f["fits_how"].split(": ")[0] if f["kind"] == "untuned" else
                       f["fits_how"] for f in e["families"] if f["fits_how"]})
