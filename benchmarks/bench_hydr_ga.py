@@ -29,10 +29,9 @@ reference) or ``warmN`` (warm_start True, N data-driven DD restarts added to the
 with its distinct evaluations, CPU per evaluation and best inner fitness; per paper GA run = CPU
 per evaluation x the paper-size run's evaluations (the MI-Simple-driven run above).
 
-``--budget``: CPU of config/paper/hydr.yaml's HyDR-MI cells at the paper's protocol for each
-of its 19 classifiers and five data sets (CPU per evaluation, fast path where offered, x the
-distinct evaluations of a paper-size GA run on that data set x 5 seeds x 10 folds), in
-CPU-days, with the total and that of config/reduced/hydr-6-classifiers.yaml's six.
+``--budget``: the budget of config/paper/hydr.yaml's HyDR-MI experiments (hydr-images,
+hydr-drug): a thin caller of ``python -m milbench.plan`` (the one budget method of every config;
+docs/budget.md), ``--seconds`` of sampled fits.
 
 ``--warm-study``: the outer ``--outer``-fold CV test accuracy of HyDR-MI + each warm-startable
 ``--classifiers`` entry (default emdd; the GA's and the final classifier) per ``--settings``
@@ -49,8 +48,7 @@ Usage: python benchmarks/bench_hydr_ga.py [--data ../shared/data] [--evals 200]
        python benchmarks/bench_hydr_ga.py --warm-study [--outer 5] [--datasets musk1]
            [--classifiers emdd midd mdd]
            [--settings cold warm2 warm0]
-       python benchmarks/bench_hydr_ga.py --budget [--evals 20] [--cap 8] [--fitness cv]
-           [--datasets elephant tiger fox musk1 musk2]
+       python benchmarks/bench_hydr_ga.py --budget [--seconds 480]
 """
 from __future__ import annotations
 
@@ -125,64 +123,16 @@ def paper_ga_chromosomes(hydr, seeds, X, offsets, y, folds):
     return seen, cached.n_evaluations, cached.n_hits, time.process_time() - t
 
 
-DATASETS = ("elephant", "tiger", "fox", "musk1", "musk2")
 STUDY_DATASETS = ("elephant", "musk1")
 CONFIG = Path(__file__).resolve().parents[1] / "config"
 
 
-def budget(data, datasets, evals, cap, fitness="cv"):
-    """CPU of config/paper/hydr.yaml's HyDR-MI cells at the paper's protocol, per classifier of its
-    zoo and data set: CPU per fitness evaluation (the classifier's fast path where it has one; at
-    most ``evals`` chromosomes of a paper-size GA run, stopping after ``cap`` CPU s) x that run's
-    distinct evaluations x 5 seeds x 10 folds; ``fitness`` as HyDR-MI's.  The GA's fitness is
-    over 99 % of a HyDR-MI cell; the final fits and the ReliefF-MI / all-features cells are not
-    counted."""
-    import yaml
+def budget(seconds):
+    """config/paper/hydr.yaml's HyDR-MI experiments through milbench.plan."""
+    from milbench.plan import main as plan
 
-    from milbench.pipeline import expand_grid, label
-    from milbench.selectors.hydr import _CachedFitness, fitness_evaluator
-
-    cfg = yaml.safe_load((CONFIG / "paper" / "hydr.yaml").read_text())
-    six = {label(e) for c in yaml.safe_load((CONFIG / "reduced" / "hydr-6-classifiers.yaml")
-                                            .read_text())["experiments"]["hydr-images-6"]
-           ["classifiers"] for e in expand_grid(c)}
-    zoo = [e for c in cfg["experiments"]["hydr-images"]["classifiers"] for e in expand_grid(c)]
-    hydr_spec = cfg["experiments"]["hydr-images"]["selectors"][2]
-    n_folds = cfg["experiments"]["hydr-images"]["protocol"]["folds"]
-    folds_x_seeds = n_folds * hydr_spec["n_seeds"]
-    print(f"config/paper/hydr.yaml, fitness {fitness}: {len(zoo)} classifiers; per (classifier, "
-          f"data set) {folds_x_seeds} GA runs ({n_folds} folds x {hydr_spec['n_seeds']} seeds) "
-          f"of population {hydr_spec['population_size']} x {hydr_spec['n_generations']} "
-          "generations")
-    cpu = {}                                                # (classifier, dataset) -> CPU s
-    for name in datasets:
-        hydr, seeds, X, offsets, y, folds = setup(data, fitness, name)
-        y_val = np.concatenate([y[va] for _, va in folds])
-        seen, n_run, _, _ = paper_ga_chromosomes(hydr, seeds, X, offsets, y, folds)
-        print(f"{name}: {len(y)} training bags, {len(X)} instances, {X.shape[1]} genes; "
-              f"{n_run} distinct evaluations a GA run", flush=True)
-        for spec in zoo:
-            clf = hydr.set_params(classifier=spec)._make_classifier(int(seeds[0]))
-            ev = fitness_evaluator(clf, X, offsets, y, folds)
-            cached = _CachedFitness(ev, y_val, None, 1)
-            t, k = time.process_time(), 0
-            while k < min(evals, len(seen)) and (k == 0 or time.process_time() - t < cap):
-                cached(seen[k][None])
-                k += 1
-            per_eval = (time.process_time() - t) / k
-            cpu[label(spec), name] = per_eval * n_run * folds_x_seeds
-            print(f"  {label(spec)[:58]:<60}{per_eval * 1e3:>9.1f} ms/eval ({k} evals)"
-                  f"{per_eval * n_run:>9.0f} s/GA run", flush=True)
-    print(f"\nCPU-days at the paper's protocol ({folds_x_seeds} GA runs per cell):")
-    print(f"{'classifier':<60}" + "".join(f"{d:>9}" for d in datasets) + f"{'all':>9}")
-    labels = [label(spec) for spec in zoo]
-    for lab in labels:
-        row = [cpu[lab, d] / 86400 for d in datasets]
-        print(f"{lab[:58]:<60}" + "".join(f"{v:>9.2f}" for v in row) + f"{sum(row):>9.2f}")
-    total = sum(cpu.values()) / 86400
-    print(f"all {len(zoo)} classifiers: {total:.1f} CPU-days; the {len(six)} of "
-          "config/reduced/hydr-6-classifiers.yaml: "
-          f"{sum(v for (lab, _), v in cpu.items() if lab in six) / 86400:.1f} CPU-days")
+    return plan([str(CONFIG / "paper" / "hydr.yaml"), "--experiments", "hydr-images",
+                 "hydr-drug", "--seconds", str(seconds), "--data", str(DATA)])
 
 
 def full_runs(data, names, fitness):
@@ -353,10 +303,10 @@ def main():
     ap.add_argument("--settings", nargs="+", default=["cold", "warm2", "warm0"])
     ap.add_argument("--outer", type=int, default=10)
     ap.add_argument("--budget", action="store_true")
-    ap.add_argument("--cap", type=float, default=8.0,
-                    help="--budget: CPU s per (classifier, data set) measurement")
+    ap.add_argument("--seconds", type=float, default=480.0,
+                    help="--budget: seconds of sampled fits (milbench.plan --seconds)")
     ap.add_argument("--datasets", nargs="*", default=None,
-                    help="studies: default elephant musk1; --budget: default all five")
+                    help="studies: default elephant musk1")
     ap.add_argument("--dataset", default="elephant",
                     help="data set of the per-evaluation table (musk*: 70 %% filter, else 50 %%)")
     args = ap.parse_args()
@@ -370,7 +320,7 @@ def main():
                           [n for n in args.classifiers or ["emdd"] if n in WARM])
 
     if args.budget:
-        return budget(args.data, args.datasets or DATASETS, args.evals, args.cap, args.fitness)
+        return budget(args.seconds)
 
     from milbench.selectors.hydr import RefitEvaluator, _CachedFitness, fitness_evaluator
 

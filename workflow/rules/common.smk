@@ -13,6 +13,7 @@ from milbench.codehash import code_hash, spec_modules
 from milbench.config import chain_settings
 from milbench.folds import check_protocol, fold_keys
 from milbench.pipeline import check_method, expand_methods
+from milbench.plan import job_runtime, job_threads
 from milbench.registry import add_code_dirs
 from milbench.runner import experiment_settings, method_settings
 from milbench.stages import shared_stages
@@ -117,15 +118,14 @@ def n_cells(wildcards):
 
 def method_threads(wildcards):
     """A method job's threads: one per cell, at most ``threads.run``; Snakemake lowers it
-    further to --cores."""
-    return min(n_cells(wildcards), THREADS["run"])
+    further to --cores (milbench.plan.job_threads: `python -m milbench.plan` prints the same)."""
+    return job_threads(n_cells(wildcards), THREADS["run"])
 
 
 def method_runtime(wildcards, threads):
     """SLURM time limit in minutes: the experiment's ``runtime`` (minutes per cell) times the
-    cells each thread runs one after another."""
-    per_cell = EXPERIMENTS[wildcards.experiment]["runtime"]
-    return per_cell * -(-n_cells(wildcards) // threads)
+    cells each thread runs one after another (milbench.plan.job_runtime)."""
+    return job_runtime(EXPERIMENTS[wildcards.experiment]["runtime"], n_cells(wildcards), threads)
 
 
 CORE_MODULES = tuple(f"milbench.{m}" for m in ("bags", "base", "pipeline", "preprocessing",

@@ -1,0 +1,207 @@
+"""`python -m milbench.plan`: its counts are the workflow's (the jobs `snakemake -n` plans and
+their threads / mem_mb / runtime), fits per cell follow the stated rules, the CPU figure is
+process time (a sleeping fit costs none, a stopped one is a lower bound), and the command runs
+end to end with its JSON / CSV output."""
+import json
+import re
+import subprocess
+import textwrap
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import tiny_config
+from milbench import plan as P
+from milbench.config import with_defaults
+from milbench.folds import fold_keys
+from milbench.pipeline import expand_methods
+from milbench.testing import toy_bags
+from test_workflow_e2e import SNAKEMAKE
+
+SLOW = textwrap.dedent('''
+    import time
+    import numpy as np
+    from sklearn.base import BaseEstimator, ClassifierMixin
+    from milbench.bags import check_bags
+
+
+    class Sleepy(ClassifierMixin, BaseEstimator):
+        """Sleeps ``wait`` s (no CPU) and burns ``burn`` s of CPU in fit."""
+
+        def __init__(self, wait=0.0, burn=0.0):
+            self.wait = wait
+            self.burn = burn
+
+        def fit(self, X, y):
+            bags, y01, self.classes_ = check_bags(X, y)
+            time.sleep(self.wait)
+            t = time.process_time()
+            while time.process_time() - t < self.burn:
+                np.sqrt(np.arange(1000.0))
+            self.n_features_in_ = bags[0].shape[1]
+            return self
+
+        def decision_function(self, X):
+            return np.zeros(len(X))
+
+        def predict(self, X):
+            return np.zeros(len(X), int)
+''')
+
+
+def counted_config():
+    """Two experiments: a tuned grid with list-expanded methods and a shared fold stage, and a
+    ratio protocol; threads.run 3 so that the ratio experiment's jobs are capped."""
+    cfg = tiny_config()
+    cfg["threads"] = {"run": 3}
+    e = cfg["experiments"]["tiny"]
+    e["selectors"] = [{"name": "none"}, {"name": "relieff-mi", "percent": [0.3, 0.6]}]
+    e["classifiers"] = [{"name": "milr", "C": [0.5, 1.0]},
+                        {"name": "mi-simple", "tune": {"estimator": ["tree", "logistic"]}}]
+    e["inner_folds"] = 2
+    e["runtime"] = 7
+    cfg["experiments"]["ratio"] = {
+        "datasets": ["musk1", "elephant"], "runtime": 3,
+        "protocol": {"kind": "ratio", "train_ratios": [0.3, 0.5], "repeats": 3, "seed": 0},
+        "classifiers": [{"name": "milr", "tune": {"C": [0.1, 1.0, 10.0]}}]}
+    return cfg
+
+
+def test_counts_and_resources_equal_the_workflows_dry_run(tmp_path):
+    cfg = counted_config()
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    res = subprocess.run(SNAKEMAKE + ["-d", str(tmp_path), "--configfile",
+                                      str(tmp_path / "config.yaml"), "-n", "--cores", "64"],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    jobs = {}                      # (rule, experiment) -> [(threads, mem_mb, runtime)]
+    for block in res.stdout.split("\nrule ")[1:]:
+        rule = block.split(":")[0]
+        if rule not in ("run_method", "fold_stage"):
+            continue
+        exp = re.search(r"wildcards: experiment=([\w-]+)", block).group(1)
+        threads = int(re.search(r"threads: (\d+)", block).group(1))
+        mem = int(re.search(r"mem_mb=(\d+)", block).group(1))
+        runtime = int(re.search(r"runtime=(\d+)", block).group(1))
+        jobs.setdefault((rule, exp), []).append((threads, mem, runtime))
+    full = with_defaults(cfg)
+    for name, exp in full["experiments"].items():
+        c = P.count_experiment(name, exp, full["threads"]["run"])
+        assert len(jobs[("run_method", name)]) == c["method_jobs"]
+        assert len(jobs.get(("fold_stage", name), [])) == c["stage_jobs"]
+        assert set(jobs[("run_method", name)]) == {(c["threads"], c["mem_mb"], c["runtime"])}
+        n = len(expand_methods(exp)) * len(exp["datasets"]) * len(fold_keys(exp["protocol"]))
+        assert c["cells"] == n
+    tiny = P.count_experiment("tiny", full["experiments"]["tiny"], 3)
+    ratio = P.count_experiment("ratio", full["experiments"]["ratio"], 3)
+    assert (tiny["method_jobs"], tiny["cells"], tiny["stage_jobs"]) == (9, 18, 1)
+    assert (tiny["threads"], tiny["mem_mb"], tiny["runtime"]) == (2, 3000, 7)
+    assert (ratio["cells"], ratio["threads"], ratio["mem_mb"], ratio["runtime"]) == \
+        (12, 3, 4000, 3 * 2)
+
+
+def test_fits_per_cell_rules():
+    exp = with_defaults(counted_config())["experiments"]["tiny"]
+    untuned, tuned = expand_methods(exp)[0], expand_methods(exp)[2]
+    assert P.fits_per_cell(untuned, exp)[0] == 1
+    assert tuned["classifier"]["name"] == "mi-simple"
+    assert P.fits_per_cell(tuned, exp) == (2 * 2 + 1, "2 grid x 2 inner folds + 1")
+    hydr = {"selector": {"name": "hydr-mi", "n_seeds": 5, "combine": "per-seed", "inner_cv": 3},
+            "classifier": {"name": "milr"}}
+    assert P.fits_per_cell(hydr, exp, 4000)[0] == 4000 * 3 + 1 + 5
+    hydr["selector"].update(fitness="train", combine="best")
+    assert P.fits_per_cell(hydr, exp, 100)[0] == 100 + 1
+
+
+def test_design_is_stratified_and_deterministic():
+    rng = np.random.default_rng(0)
+    d = P.design([9, 9, 3], 12, rng)
+    assert d[:3] == [(4, 4, 1), (0, 0, 0), (8, 8, 2)] and len(set(d)) == 12
+    assert d == P.design([9, 9, 3], 12, np.random.default_rng(0))
+    counts = np.bincount([t[2] for t in d[3:]], minlength=3)   # balanced after the corners
+    assert counts.max() - counts.min() <= 1
+    assert sorted(P.design([2, 2], 10, rng)) == [(0, 0), (0, 1), (1, 0), (1, 1)]
+
+
+def test_ga_evaluations_surrogate_counts_distinct_chromosomes():
+    from milbench.bags import stack
+    from milbench.selectors.hydr import HyDRMI, _inner_folds
+
+    bags, y = toy_bags(n_bags=30, d=12, seed=1)
+    X, offsets = stack(bags)
+    y = np.asarray(y).astype(int)
+    folds = _inner_folds(y, 3, 0)
+    sur = P._Surrogate(np.asarray(X, float), offsets, y, folds)
+    cols = np.array([0, 3, 5])
+    means = np.array([b.mean(0) for b in bags])[:, cols]     # brute-force nearest centroid
+    ref = np.concatenate([np.linalg.norm(means[va] - means[tr][y[tr] == 1].mean(0), axis=1)
+                          < np.linalg.norm(means[va] - means[tr][y[tr] == 0].mean(0), axis=1)
+                          for tr, va in folds])
+    np.testing.assert_array_equal(sur.predict(cols), ref)
+    hydr = HyDRMI(population_size=10, n_generations=4, n_seeds=2, random_state=0)
+    n = P.ga_evaluations(hydr, np.asarray(X, float), offsets, y, folds)
+    assert n == P.ga_evaluations(hydr, np.asarray(X, float), offsets, y, folds)
+    assert 10 < n <= 2 * 10 * 5                      # seeds x population x (generations + 1)
+
+
+def sleepy_config(tmp_path, wait, burn, grid=False):
+    (tmp_path / "code").mkdir(exist_ok=True)
+    (tmp_path / "code" / "sleepy.py").write_text(SLOW)
+    clf = {"name": "sleepy:Sleepy", "wait": wait, "burn": burn}
+    if grid:
+        clf["tune"] = {"burn": [burn, burn]}
+        del clf["burn"]
+    cfg = tiny_config()
+    cfg["code"] = [str(tmp_path / "code")]
+    cfg["experiments"]["tiny"]["classifiers"] = [clf]
+    cfg["experiments"]["tiny"]["inner_folds"] = 2
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    return tmp_path / "config.yaml"
+
+
+def test_cpu_per_fit_is_process_time_not_wall(tmp_path):
+    cfg = sleepy_config(tmp_path, wait=0.4, burn=0.2)
+    out = P.main([str(cfg), "--seconds", "30", "--draws", "1", "--data", str(tmp_path / "none"),
+                  "--json", str(tmp_path / "plan.json")])
+    fam = out["experiments"][0]["families"][0]
+    assert fam["kind"] == "untuned" and len(fam["draws"]) == 1
+    assert 0.2 <= fam["fit_cpu"]["mean"] < 0.4          # the 0.4 s sleep is not counted
+    assert fam["cpu"] == pytest.approx(fam["cell_cpu"] * 2)
+
+
+def test_tuned_draw_times_grid_points_on_the_inner_fold(tmp_path):
+    cfg = sleepy_config(tmp_path, wait=0.0, burn=0.1, grid=True)
+    out = P.main([str(cfg), "--seconds", "30", "--draws", "1", "--data", str(tmp_path / "none")])
+    fam = out["experiments"][0]["families"][0]
+    assert fam["fits_per_cell"] == 2 * 2 + 1 and fam["draws"][0]["points"] == 2
+    # inner fold = 2 points; a cell = 2 inner folds + the refit, each fit ~0.1 s CPU
+    assert 0.45 <= fam["cell_cpu"] <= 0.9
+
+
+def test_a_fit_past_the_limit_is_stopped_and_a_lower_bound(tmp_path):
+    cfg = sleepy_config(tmp_path, wait=30, burn=0.0)
+    out = P.main([str(cfg), "--seconds", "30", "--fit-limit", "1.5", "--draws", "1",
+                  "--data", str(tmp_path / "none")])
+    e = out["experiments"][0]
+    assert e["families"][0]["lower"] and e["lower"] and out["lower"]
+    assert e["families"][0]["cell_cpu"] < 1.0        # asleep: CPU so far, not the 1.5 s waited
+
+
+def test_command_end_to_end_on_real_data(tmp_path, shared_data):
+    cfg = tiny_config()
+    cfg["experiments"]["tiny"]["classifiers"][0] = {"name": "milr", "tune": {"C": [0.1, 10.0]}}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    res = subprocess.run([*SNAKEMAKE[:1], "-m", "milbench.plan", str(tmp_path / "config.yaml"),
+                          "--seconds", "40", "--cores", "4", "--data", str(shared_data),
+                          "--json", "-", "--csv", str(tmp_path / "plan.csv")],
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    out = json.loads(res.stdout)
+    e = out["experiments"][0]
+    assert (e["cells"], e["method_jobs"], e["threads"]) == (4, 2, 2)
+    assert [f["fits_per_cell"] for f in e["families"]] == [2 * 5 + 1, 1]
+    assert all(f["draws"] and f["fit_cpu"]["mean"] > 0 for f in e["families"])
+    assert out["cpu"] > 0 and not out["lower"] and out["wall"] >= out["cpu"] / 4
+    assert "data musk1: 92 bags" in res.stderr and "TOTAL est. CPU" in res.stderr
+    assert (tmp_path / "plan.csv").read_text().count("\n") == 3
