@@ -13,7 +13,7 @@ from milbench.codehash import code_hash, spec_modules
 from milbench.config import chain_settings
 from milbench.folds import check_protocol, fold_keys
 from milbench.pipeline import check_method, expand_methods
-from milbench.plan import job_runtime, job_threads
+from milbench.plan import job_mem_mb, job_runtime, job_threads
 from milbench.registry import add_code_dirs
 from milbench.runner import experiment_settings, method_settings
 from milbench.stages import shared_stages

@@ -24,7 +24,7 @@ rule fold_stage:
     benchmark:
         "results/benchmarks/{experiment}/stages/{dataset}/{stage}.tsv"
     resources:
-        mem_mb=lambda wc, threads: 1000 + 1000 * threads,
+        mem_mb=lambda wc, threads: job_mem_mb(threads),
         runtime=method_runtime,
     script:
         "../scripts/fold_stage.py"
@@ -52,7 +52,7 @@ rule run_method:
     benchmark:
         "results/benchmarks/{experiment}/runs/{dataset}/{selector}/{classifier}.tsv"
     resources:
-        mem_mb=lambda wc, threads: 1000 + 1000 * threads,
+        mem_mb=lambda wc, threads: job_mem_mb(threads),
         runtime=method_runtime,
     script:
         "../scripts/run_method.py"
