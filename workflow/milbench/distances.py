@@ -25,13 +25,10 @@ classifier's other parameters (Citation-kNN's R, C) share the tables of their fo
 """
 from __future__ import annotations
 
-import contextlib
-import os
-
 import numpy as np
 
 from .bags import stack
-from .kernel_cache import CACHE, fingerprint
+from .kernel_cache import CACHE, fingerprint, memory_limit
 
 METRICS = ("min", "max", "avg")
 DEFAULT_MAX_BYTES = 8 * 2**30
@@ -45,20 +42,6 @@ def _sqdist(A, B, aa, bb):
     d += bb[None, :]
     np.maximum(d, 0.0, out=d)
     return d
-
-
-def memory_limit():
-    """Bytes this process may use: MILBENCH_MAX_MEMORY_GB if set, else the smallest of the
-    SLURM job's memory (SLURM_MEM_PER_NODE, MB) and MemAvailable; None when unknown."""
-    if os.environ.get("MILBENCH_MAX_MEMORY_GB"):
-        return int(float(os.environ["MILBENCH_MAX_MEMORY_GB"]) * 2**30)
-    limits = []
-    if os.environ.get("SLURM_MEM_PER_NODE", "").isdigit():
-        limits.append(int(os.environ["SLURM_MEM_PER_NODE"]) * 2**20)
-    with contextlib.suppress(OSError):   # no /proc/meminfo (not Linux): no machine limit
-        with open("/proc/meminfo") as f:
-            limits += [int(ln.split()[1]) * 1024 for ln in f if ln.startswith("MemAvailable:")]
-    return min(limits) if limits else None
 
 
 BLOCK_BYTES = 256 * 2**20  # one distance block of _bag_min (reduceat adds about as much again)

@@ -16,6 +16,9 @@ miordm.PACKED_KERNEL_MAX_BYTES = 150 MiB) inside a one-thread run cell's 2,000 M
 (workflow/rules/runs.smk: 1000 + 1000 × threads MB; such a cell peaks at ~1.7 GB); a method
 job's runner lowers it to half of each cell worker's share of the job's memory.  With a
 smaller bound MIORDM computes its kernel blocks every round instead (same model, more CPU).
+
+:func:`memory_limit` is what a process may use (the SLURM job's memory, MemAvailable or
+``MILBENCH_MAX_MEMORY_GB``): the bound of blocked distance tables and kernel matrices.
 """
 from __future__ import annotations
 
@@ -28,6 +31,20 @@ from collections import OrderedDict
 import numpy as np
 
 DEFAULT_MAX_BYTES = int(float(os.environ.get("MILBENCH_KERNEL_CACHE_MB", 768)) * 2**20)
+
+
+def memory_limit():
+    """Bytes this process may use: MILBENCH_MAX_MEMORY_GB if set, else the smallest of the
+    SLURM job's memory (SLURM_MEM_PER_NODE, MB) and MemAvailable; None when unknown."""
+    if os.environ.get("MILBENCH_MAX_MEMORY_GB"):
+        return int(float(os.environ["MILBENCH_MAX_MEMORY_GB"]) * 2**30)
+    limits = []
+    if os.environ.get("SLURM_MEM_PER_NODE", "").isdigit():
+        limits.append(int(os.environ["SLURM_MEM_PER_NODE"]) * 2**20)
+    with contextlib.suppress(OSError):   # no /proc/meminfo (not Linux): no machine limit
+        with open("/proc/meminfo") as f:
+            limits += [int(ln.split()[1]) * 1024 for ln in f if ln.startswith("MemAvailable:")]
+    return min(limits) if limits else None
 
 
 def fingerprint(*arrays):

@@ -115,11 +115,10 @@ def _init_worker(job):
 
 def _bound_cache(workers):
     """Cap this worker's :data:`~milbench.kernel_cache.CACHE` at half of its share of the job's
-    memory (:func:`~milbench.distances.memory_limit` / ``workers``), so ``workers`` cells with
+    memory (:func:`~milbench.kernel_cache.memory_limit` / ``workers``), so ``workers`` cells with
     full caches stay inside the job's ``mem_mb`` (a cache too small for a kernel only makes
     MIORDM / Citation-kNN compute it afresh: same results)."""
-    from .distances import memory_limit
-    from .kernel_cache import CACHE, DEFAULT_MAX_BYTES
+    from .kernel_cache import CACHE, DEFAULT_MAX_BYTES, memory_limit
     limit = memory_limit()
     share = DEFAULT_MAX_BYTES if limit is None else limit // (2 * workers)
     CACHE.max_bytes = min(DEFAULT_MAX_BYTES, share)

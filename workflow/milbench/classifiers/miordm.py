@@ -66,7 +66,7 @@ from sklearn.utils._param_validation import Interval
 
 from ..bags import stack
 from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier
-from ..distances import memory_limit
+from ..kernel_cache import memory_limit
 from . import odm
 from .odm import (cached_kernel, cached_packed_kernel, kernel_matrix, odm_c, packed_block,
                   packed_matvec, packed_size, primal_objective, resolve_gamma, solve_odm_dual,
