@@ -136,9 +136,15 @@ def caches_selector_fits(selector, classifier):
     loading cost more than it saves there (11 % of a musk1 MIDR cell)."""
     from .registry import resolve
 
-    if selector["name"] == "none" or not classifier.get("tune"):
-        return False
-    return not getattr(resolve("selector", selector["name"]), "reuses_fits_in_process", False)
+    return shares_selector_fits(selector, classifier) and not getattr(
+        resolve("selector", selector["name"]), "reuses_fits_in_process", False)
+
+
+def shares_selector_fits(selector, classifier):
+    """True when an inner CV fits each selector setting once for all classifier settings
+    (through the joblib cache of :func:`caches_selector_fits`, or the selector's own
+    in-process reuse)."""
+    return selector["name"] != "none" and bool(classifier.get("tune"))
 
 
 def check_method(selector, classifier):

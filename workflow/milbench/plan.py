@@ -586,16 +586,19 @@ def _env():
 # ------------------------------------------------------------------------------------------
 def tuned_groups(method, points, rng, first=True):
     """The grid points a tuned draw fits, in groups (see :func:`_draw_tuned`), and the number
-    of groups of the whole grid.  With the pipeline's selector cache
-    (``caches_selector_fits``) a group is one selector setting with every classifier setting
-    (``points`` selector settings, default sqrt of the selector grid, 4-16); else a group is one
-    grid point (``points`` of them, default sqrt(|grid|), 4-16)."""
+    of groups of the whole grid.  When the inner CV fits each selector setting once for all
+    classifier settings (``shares_selector_fits``: the pipeline's joblib cache, or the
+    selector's own in-process reuse, as MIDR's) a group is one selector setting with every
+    classifier setting (``points`` selector settings, default sqrt of the selector grid, 4-16);
+    else a group is one grid point (``points`` of them, default sqrt(|grid|), 4-16).  Reuse
+    across selector settings (MIDR's C1 >= C2 points, one fit per C2) is not modelled: each
+    group is counted as fitted afresh, so such an estimate is high."""
     import itertools
 
-    from .pipeline import caches_selector_fits
+    from .pipeline import shares_selector_fits
 
     dims = tune_dims(method)
-    if caches_selector_fits(method["selector"], method["classifier"]):
+    if shares_selector_fits(method["selector"], method["classifier"]):
         sdims = [d for d in dims if d[0] == "select"]
         cdims = [d for d in dims if d[0] == "classify"]
     else:
