@@ -56,11 +56,17 @@ def fingerprint(*arrays):
     return tuple(out)
 
 
-class ArrayCache:
-    """LRU cache of numpy arrays bounded by their total ``nbytes`` (``max_bytes``)."""
+class LRUCache:
+    """Least-recently-used cache of a process's reusable results, bounded by their total size
+    (``sizeof(value)`` bytes, at most ``max_bytes``) and optionally by ``max_entries``.
+    Thread-safe.  :meth:`get` counts hits and misses; ``with cache.disabled():`` computes
+    afresh inside a block.  Serves the kernel cache below, MIDR's fits
+    (:class:`milbench.selectors.midr.FitCache`) and MILSD's per-fold setup."""
 
-    def __init__(self, max_bytes=DEFAULT_MAX_BYTES):
+    def __init__(self, max_bytes, max_entries=None, sizeof=lambda value: value.nbytes):
         self.max_bytes = int(max_bytes)
+        self.max_entries = max_entries
+        self.sizeof = sizeof
         self.enabled = True
         self.hits = self.misses = 0
         self._items = OrderedDict()
@@ -74,24 +80,42 @@ class ArrayCache:
     def __len__(self):
         return len(self._items)
 
+    def peek(self, key):
+        """The value under ``key`` (now the most recent), else None; not counted."""
+        with self._lock:
+            if key not in self._items:
+                return None
+            self._items.move_to_end(key)
+            return self._items[key]
+
+    def put(self, key, value):
+        """Store ``value`` unless ``key`` is held or it alone is over the bound; evict the
+        least recently used entries past the bounds."""
+        nb = self.sizeof(value)
+        with self._lock:
+            if key in self._items or nb > self.max_bytes:
+                return
+            self._items[key] = value
+            self._nbytes += nb
+            while self._nbytes > self.max_bytes or (
+                    self.max_entries is not None and len(self._items) > self.max_entries):
+                self._nbytes -= self.sizeof(self._items.popitem(last=False)[1])
+
+    def prepare(self, value):
+        """What is stored for a computed value (the value itself)."""
+        return value
+
     def get(self, key, compute):
-        """The array stored under ``key``, else ``compute()`` (stored when it fits the bound)."""
+        """The value stored under ``key``, else ``compute()`` (stored when it fits the bound)."""
         if not self.enabled:
             return compute()
-        with self._lock:
-            if key in self._items:
-                self._items.move_to_end(key)
-                self.hits += 1
-                return self._items[key]
-        value = np.asarray(compute())
-        value.flags.writeable = False
-        with self._lock:
-            self.misses += 1
-            if key not in self._items and value.nbytes <= self.max_bytes:
-                self._items[key] = value
-                self._nbytes += value.nbytes
-                while self._nbytes > self.max_bytes:
-                    self._nbytes -= self._items.popitem(last=False)[1].nbytes
+        value = self.peek(key)
+        if value is not None:
+            self.hits += 1
+            return value
+        value = self.prepare(compute())
+        self.misses += 1
+        self.put(key, value)
         return value
 
     def clear(self):
@@ -100,15 +124,32 @@ class ArrayCache:
             self._nbytes = 0
             self.hits = self.misses = 0
 
+    @contextlib.contextmanager
+    def disabled(self):
+        """Compute everything afresh inside the block (the uncached path)."""
+        was, self.enabled = self.enabled, False
+        try:
+            yield self
+        finally:
+            self.enabled = was
+
+
+class ArrayCache(LRUCache):
+    """LRU cache of numpy arrays bounded by their total ``nbytes`` (``max_bytes``); entries are
+    stored read-only."""
+
+    def __init__(self, max_bytes=DEFAULT_MAX_BYTES):
+        super().__init__(max_bytes)
+
+    def prepare(self, value):
+        value = np.asarray(value)
+        value.flags.writeable = False
+        return value
+
 
 CACHE = ArrayCache()
 
 
-@contextlib.contextmanager
 def disabled(cache=CACHE):
     """Compute everything afresh inside the block (the uncached path)."""
-    was, cache.enabled = cache.enabled, False
-    try:
-        yield cache
-    finally:
-        cache.enabled = was
+    return cache.disabled()

@@ -57,6 +57,7 @@ packing, so a lower bound.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 
@@ -494,17 +495,15 @@ def _warm_up(ctx, task):
     sel = _spec_at(m["selector"], {k: v for (st, k), v in point if st == "select"})
     if task["kind"] == "hydr":
         sel.update(population_size=4, n_generations=1, n_seeds=1)
-    with warnings.catch_warnings():     # (20 bags: a graph method warns of missing edges)
-        warnings.simplefilter("ignore")
-        try:
-            pipe = build_estimator(ctx["exp"]["scale"], _strip_tune(sel),
-                                   _spec_at(m["classifier"], {k: v for (st, k), v in point
-                                                              if st == "classify"}),
-                                   seed=0, views=dataset_views(bags))
-            pipe.fit(small, small.labels)
-            pipe.decision_function(small)
-        except Exception:  # noqa: BLE001 - a warm-up only; the timed fit reports real errors
-            pass
+    # a warm-up only: an error here (20 bags can be too few) is left to the timed fit to report
+    with warnings.catch_warnings(), contextlib.suppress(Exception):
+        warnings.simplefilter("ignore")     # (20 bags: a graph method warns of missing edges)
+        pipe = build_estimator(ctx["exp"]["scale"], _strip_tune(sel),
+                               _spec_at(m["classifier"], {k: v for (st, k), v in point
+                                                          if st == "classify"}),
+                               seed=0, views=dataset_views(bags))
+        pipe.fit(small, small.labels)
+        pipe.decision_function(small)
 
 
 def _child(conn, ctx, task):

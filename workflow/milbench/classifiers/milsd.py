@@ -75,17 +75,16 @@ n_constraints_bag, n_constraints_edge), ``history_`` (per round: objective, cp i
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import time
 import warnings
-from collections import OrderedDict
 
 import numpy as np
 import scipy.sparse as sp
 
 from ..bags import Bags, BagError, check_bags, labels_to_01, stack
 from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, validate_params
+from ..kernel_cache import LRUCache
 
 GRAPHS = ("bag", "instance", "both")
 DEGREES = ("out", "total", "none")
@@ -525,59 +524,20 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
 
 
 # ------------------------------------------------------------------------- shared setup
-class _SetupCache:
-    """Per-process LRU of a fit's data-only setup, shared by the fits of an inner-CV grid.
+SETUP_CACHE = LRUCache(512 * 2**20, max_entries=8, sizeof=lambda entry: entry["nbytes"])
+"""Per-process LRU of a fit's data-only setup, shared by the fits of an inner-CV grid.
 
-    The design matrix (and its transpose), the graph with its degree normalisation, the
-    round-1 linearisation (each bag's mean instance) and the first cut (the bag constraint at
-    w = 0) depend on the training bags, the unlabeled bags, their edges and ``graph``,
-    ``degree``, ``scaling``, ``bias`` — never on C, μ, ε or the solver — so the 11 × 4 grid of
-    config/paper/milsd.yaml builds them once per inner fold instead of 44 times.  Keyed by a
-    SHA-256 of the inputs' bytes (instances, offsets, labels, bag ids, edges) and those four
-    parameters: equal data in new arrays hits, data differing in one value misses.  At most
-    ``max_entries`` entries (a grid cycles through 5 inner folds + the refit) and ``max_bytes``.
-    Entries are never written by a fit.  ``with SETUP_CACHE.disabled():`` builds every fit's
-    setup afresh (tests, benchmarks).  Entries also hold the solutions that ``warm_C`` reuses.
-    """
-
-    def __init__(self, max_entries=8, max_bytes=512 * 2**20):
-        self.max_entries, self.max_bytes = int(max_entries), int(max_bytes)
-        self.enabled = True
-        self.hits = self.misses = 0
-        self._items = OrderedDict()
-
-    def get(self, key_fn, compute):
-        """(entry, hit): the entry under ``key_fn()``, else ``compute()`` stored."""
-        if not self.enabled:
-            return compute(), False
-        key = key_fn()
-        if key in self._items:
-            self._items.move_to_end(key)
-            self.hits += 1
-            return self._items[key], True
-        entry = compute()
-        self.misses += 1
-        if entry["nbytes"] <= self.max_bytes:
-            self._items[key] = entry
-            while (len(self._items) > self.max_entries
-                   or sum(e["nbytes"] for e in self._items.values()) > self.max_bytes):
-                self._items.popitem(last=False)
-        return entry, False
-
-    def clear(self):
-        self._items.clear()
-        self.hits = self.misses = 0
-
-    @contextlib.contextmanager
-    def disabled(self):
-        old, self.enabled = self.enabled, False
-        try:
-            yield self
-        finally:
-            self.enabled = old
-
-
-SETUP_CACHE = _SetupCache()
+The design matrix (and its transpose), the graph with its degree normalisation, the round-1
+linearisation (each bag's mean instance) and the first cut (the bag constraint at w = 0) depend
+on the training bags, the unlabeled bags, their edges and ``graph``, ``degree``, ``scaling``,
+``bias`` — never on C, μ, ε or the solver — so the 11 × 4 grid of config/paper/milsd.yaml
+builds them once per inner fold instead of 44 times.  Keyed by a SHA-256 of the inputs' bytes
+(instances, offsets, labels, bag ids, edges) and those four parameters: equal data in new
+arrays hits, data differing in one value misses.  At most 8 entries (a grid cycles through 5
+inner folds + the refit) and 512 MiB.  Entries are never written by a fit.  ``with
+SETUP_CACHE.disabled():`` builds every fit's setup afresh (tests, benchmarks).  Entries also
+hold the solutions that ``warm_C`` reuses.
+"""
 
 
 def _hash_into(h, inst, offsets, bags):
@@ -794,7 +754,7 @@ class MILSD(MILClassifier):
             return {"prob": prob, "P0": P0, "first_cut": (vec1, b1, v1), "warm": {},
                     "nbytes": 2 * _nbytes(prob.Z) + _nbytes(P0, vec1)}
 
-        entry, _ = SETUP_CACHE.get(key, setup)
+        entry = SETUP_CACHE.get(key() if SETUP_CACHE.enabled else None, setup)
         prob = entry["prob"]
         mu = float(self.mu)
         if mu > 0 and prob.n_bag_edges + prob.n_inst_edges == 0:

@@ -78,10 +78,7 @@ Departures from / readings of the paper (say so in reports):
 """
 from __future__ import annotations
 
-import contextlib
-import threading
 import time
-from collections import OrderedDict
 from numbers import Integral
 
 import numpy as np
@@ -91,7 +88,7 @@ from scipy.special import expit
 
 from ..bags import check_bags, segment_softmax_weights, stack
 from ..base import FRACTION_OR_COUNT, NON_NEGATIVE, MILTransformer, n_from_fraction
-from ..kernel_cache import fingerprint
+from ..kernel_cache import LRUCache, fingerprint
 
 _ARMIJO_C = 1e-4
 _MAX_BACKTRACK = 40
@@ -104,15 +101,12 @@ def lbfgsb(fun, x0, maxiter, gtol):
     reverse-communication loop as ``scipy.optimize._lbfgsb_py._minimize_lbfgsb``, without the
     ScalarFunction / OptimizeResult wrapper: the iterates are bit-identical (tests), the wrapper
     cost (≈ 2/3 of a musk1 v-refit, issue #26) and the wrapper's extra evaluation at x0 go.
-    Returns (x, f(x), f(x0)).  Falls back to ``minimize`` where scipy's private ``setulb``
-    has another signature."""
+    Returns (x, f(x), f(x0)).  Falls back to ``minimize`` where scipy's private ``setulb`` is
+    missing or has another signature."""
     x = np.array(x0, dtype=np.float64)
     n, m, maxls = x.size, 10, 20
     if _setulb is None:
-        f0 = fun(x.copy())[0]
-        res = minimize(fun, x, jac=True, method="L-BFGS-B",
-                       options={"maxiter": maxiter, "gtol": gtol})
-        return res.x, float(res.fun), float(f0)
+        return _lbfgsb_minimize(fun, x, maxiter, gtol)
     factr = 2.2204460492503131e-09 / np.finfo(float).eps
     z = np.zeros(n, np.float64)
     nbd = np.zeros(n, np.int32)
@@ -123,8 +117,13 @@ def lbfgsb(fun, x0, maxiter, gtol):
     lsave, isave, dsave = np.zeros(4, np.int32), np.zeros(44, np.int32), np.zeros(29)
     f0, n_iter = None, 0
     while True:
-        _setulb(m, x, z, z, nbd, f, g, factr, gtol, wa, iwa, task, lsave, isave, dsave, maxls,
-                ln_task)
+        try:
+            _setulb(m, x, z, z, nbd, f, g, factr, gtol, wa, iwa, task, lsave, isave, dsave,
+                    maxls, ln_task)
+        except TypeError:   # pragma: no cover - setulb has another signature (another scipy)
+            if f0 is not None:
+                raise
+            return _lbfgsb_minimize(fun, np.array(x0, dtype=np.float64), maxiter, gtol)
         if task[0] == 3:                    # evaluate f, g at x
             f, g = fun(x.copy())
             g = np.asarray(g, dtype=np.float64)
@@ -139,24 +138,21 @@ def lbfgsb(fun, x0, maxiter, gtol):
     return x, float(f), float(f0)
 
 
-def _lbfgsb_setulb():
-    try:
-        import inspect
-
-        from scipy.optimize import _lbfgsb
-        src = inspect.getsource(__import__("scipy.optimize._lbfgsb_py", fromlist=["x"]))
-        if "iwa, task, lsave, isave, dsave, maxls, ln_task)" in src:
-            return _lbfgsb.setulb
-    except Exception:  # pragma: no cover - another scipy
-        pass
-    return None
+def _lbfgsb_minimize(fun, x, maxiter, gtol):
+    """:func:`lbfgsb` through ``scipy.optimize.minimize`` (where scipy's driver differs)."""
+    f0 = fun(x.copy())[0]
+    res = minimize(fun, x, jac=True, method="L-BFGS-B", options={"maxiter": maxiter, "gtol": gtol})
+    return res.x, float(res.fun), float(f0)
 
 
-_setulb = _lbfgsb_setulb()
+try:    # scipy's private driver (scipy 1.17, pinned); tests check lbfgsb against minimize
+    from scipy.optimize._lbfgsb import setulb as _setulb
+except ImportError:  # pragma: no cover - another scipy: lbfgsb falls back to minimize
+    _setulb = None
 
 
 # -- per-process reuse of fits --------------------------------------------------------------
-class FitCache:
+class FitCache(LRUCache):
     """Fitted MIDR states of this process, least recently used first out, within
     ``max_bytes``; keyed on the training data's :func:`~milbench.kernel_cache.fingerprint` and
     the parameters the fit depends on.  An inner CV that joins MIDR's (C1, C2) with a
@@ -168,12 +164,7 @@ class FitCache:
     at D = 166-230); the joblib ``Pipeline(memory=)`` cache is not used for MIDR."""
 
     def __init__(self, max_bytes=128 * 2**20):
-        self.max_bytes = int(max_bytes)
-        self.enabled = True
-        self.hits = self.misses = 0
-        self._items = OrderedDict()
-        self._nbytes = 0
-        self._lock = threading.Lock()
+        super().__init__(max_bytes, sizeof=self._nb)
 
     @staticmethod
     def _nb(state):
@@ -188,68 +179,35 @@ class FitCache:
         return key + (("H0", C2),) if stop == "total" else key + (("H0",),)
 
     def lookup(self, key, C1, C2, stop):
-        with self._lock:
-            return self._lookup(key, C1, C2, stop)
-
-    def _lookup(self, key, C1, C2, stop):
-        thr = C1 / C2
-        hit = key + ((C1, C2),)
-        state = self._items.get(hit)
+        """The state of a fit that serves (C1, C2), else None."""
+        state = self.peek(key + ((C1, C2),))
         if state is None:
-            hit = self._h0_slot(key, C1, C2, stop)
-            state = self._items.get(hit) if hit is not None else None
-            if state is not None and not state["amax"] <= thr:
+            slot = self._h0_slot(key, C1, C2, stop)
+            state = self.peek(slot) if slot is not None else None
+            if state is not None and not state["amax"] <= C1 / C2:
                 state = None
             if state is not None and stop == "excess":   # F = (loss + ridge) + C2·d/2
                 state = {**state, "hist": state["ehist"] + 0.5 * C2 * state["A"].shape[1]}
         if state is None:
             self.misses += 1
-            return None
-        self._items.move_to_end(hit)
-        self.hits += 1
+        else:
+            self.hits += 1
         return state
 
     def store(self, key, C1, C2, stop, state):
         slot = self._h0_slot(key, C1, C2, stop) if state["amax"] <= C1 / C2 else None
-        slot = slot or key + ((C1, C2),)
-        nb = self._nb(state)
         for v in state.values():
             if isinstance(v, np.ndarray):
                 v.flags.writeable = False
-        with self._lock:
-            if slot in self._items or nb > self.max_bytes:
-                return
-            self._items[slot] = state
-            self._nbytes += nb
-            while self._nbytes > self.max_bytes:
-                self._nbytes -= self._nb(self._items.popitem(last=False)[1])
-
-    def clear(self):
-        with self._lock:
-            self._items.clear()
-            self._nbytes = 0
-            self.hits = self.misses = 0
-
-    def __len__(self):
-        return len(self._items)
-
-    @property
-    def nbytes(self):
-        return self._nbytes
+        self.put(slot or key + ((C1, C2),), state)
 
 
 FIT_CACHE = FitCache()
 
 
-@contextlib.contextmanager
 def fits_not_reused(cache=None):
     """Fit afresh inside the block (the path without reuse; benchmarks, tests)."""
-    cache = FIT_CACHE if cache is None else cache
-    was, cache.enabled = cache.enabled, False
-    try:
-        yield cache
-    finally:
-        cache.enabled = was
+    return (FIT_CACHE if cache is None else cache).disabled()
 
 
 # -- manifold pieces ---------------------------------------------------------------------
