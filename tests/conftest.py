@@ -85,3 +85,13 @@ def witness_bags(n_bags=40, d=3, seed=0):
         bags.append(X)
         y.append(int(i % 2 == 0))
     return bags, np.array(y)
+
+
+@pytest.fixture
+def fresh_cache(monkeypatch):
+    """An empty kernel cache in place of the process-wide one."""
+    import milbench.classifiers.odm as odm_mod
+    from milbench.kernel_cache import ArrayCache
+    cache = ArrayCache()
+    monkeypatch.setattr(odm_mod, "CACHE", cache)
+    return cache

@@ -287,16 +287,6 @@ def test_real_data_accuracy_near_paper(name, target, shared_data):
 
 
 # ----------------------------------------------------------------------------- kernel reuse
-@pytest.fixture
-def fresh_cache(monkeypatch):
-    """An empty kernel cache in place of the process-wide one."""
-    import milbench.classifiers.odm as odm_mod
-    from milbench.kernel_cache import ArrayCache
-    cache = ArrayCache()
-    monkeypatch.setattr(odm_mod, "CACHE", cache)
-    return cache
-
-
 @pytest.mark.parametrize("force", ["cap", "memory"])
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
 def test_precomputed_kernel_matches_per_round_kernel(fresh_cache, monkeypatch, force, kernel):

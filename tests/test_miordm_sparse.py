@@ -28,15 +28,6 @@ def sparse_mil(seed=0, n_bags=60, d=300, density=0.02):
     return bags, y
 
 
-@pytest.fixture
-def fresh_cache(monkeypatch):
-    import milbench.classifiers.odm as odm_mod
-    from milbench.kernel_cache import ArrayCache
-    cache = ArrayCache()
-    monkeypatch.setattr(odm_mod, "CACHE", cache)
-    return cache
-
-
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
 def test_sparse_kernel_matrix_matches_dense(kernel):
     rng = np.random.default_rng(0)
