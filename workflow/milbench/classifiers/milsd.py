@@ -611,6 +611,7 @@ class MILSD(MILClassifier):
         "max_cccp": COUNT,
         "max_cp": COUNT,
         "qp_gap": POSITIVE,
+        "warm_C": ["boolean"],
     }
 
     def __init__(self, C=1.0, mu=0.1, graph="bag", eps1=1e-3, eps2=1e-3, tol=1e-3,
