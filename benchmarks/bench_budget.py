@@ -1,4 +1,4 @@
-"""Budget of every config/paper/*.yaml: a thin caller of ``python -m milbench.plan`` (one
+"""Budget of every config/paper/*.yaml: a thin caller of ``python -m milbench.experiment.plan`` (one
 method for every config, HyDR-MI included; docs/budget.md says how it counts and measures).
 
     python benchmarks/bench_budget.py [--configs midr miordm] [--seconds 180] [--cores 16]
@@ -42,7 +42,7 @@ FALLBACK = {
         "kisvm": "milbench.classifiers.kisvm:KISVM",
         "mildm": "milbench.classifiers.mildm:MILDM",
         "mirsvm": "milbench.classifiers.mirsvm:MIRSVM",
-        "view-ensemble": "milbench.selectors.view_baselines:ViewEnsemble",
+        "view-ensemble": "milbench.classifiers.view_ensemble:ViewEnsemble",
     },
 }
 
@@ -63,7 +63,7 @@ def patch_registry():
 
 
 def main():
-    from milbench.plan import main as plan
+    from milbench.experiment.plan import main as plan
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--configs", nargs="*", help="config stems (default: all config/paper/*.yaml)")

@@ -20,8 +20,8 @@ import numpy as np
 
 
 def load(path):
-    from milbench.bags import Bags
-    from milbench.store import read_bags
+    from milbench.data.bags import Bags
+    from milbench.data.store import read_bags
 
     if path and Path(path).exists():
         b = read_bags(path)
@@ -40,8 +40,11 @@ def load(path):
 
 def selectors(m):
     from milbench.selectors.cvfs import CVFS
-    from milbench.selectors.view_baselines import (BagInfoGain, InstanceInfoGain,
-                                                   PairwiseBagReliability)
+    from milbench.selectors.view_baselines import (
+        BagInfoGain,
+        InstanceInfoGain,
+        PairwiseBagReliability,
+    )
     return {"cvfs": CVFS(m=m), "big-I": BagInfoGain(m=m, strategy="I"),
             "iig-I": InstanceInfoGain(m=m, strategy="I"),
             "fs-I": PairwiseBagReliability(m=m, strategy="I")}
@@ -72,10 +75,14 @@ def cross_validate(bags, ms, folds, seed=0):
     from sklearn.model_selection import StratifiedKFold
 
     from milbench.classifiers.milr import MILR
+    from milbench.classifiers.view_ensemble import ViewEnsemble
     from milbench.preprocessing import BagScaler
     from milbench.selectors.cvfs import CVFS
-    from milbench.selectors.view_baselines import (BagInfoGain, InstanceInfoGain,
-                                                   PairwiseBagReliability, ViewEnsemble)
+    from milbench.selectors.view_baselines import (
+        BagInfoGain,
+        InstanceInfoGain,
+        PairwiseBagReliability,
+    )
     y = bags.labels
     splits = list(StratifiedKFold(folds, shuffle=True, random_state=seed).split(np.zeros(len(y)), y))
 

@@ -1,4 +1,4 @@
-"""Speed of milbench.distances.bag_distances vs a naive per-bag-pair loop (scipy cdist per pair).
+"""Speed of milbench.classifiers.distances.bag_distances vs a naive per-bag-pair loop (scipy cdist per pair).
 
 Musk2 (102 bags, 6,598 instances, 166 features), minimal / maximal / average Hausdorff.
 Both sides compute the full (n_bags × n_bags) matrix in the same process; the script checks
@@ -16,9 +16,10 @@ from pathlib import Path
 import numpy as np
 from scipy.spatial.distance import cdist
 
-from milbench.bags import stack
-from milbench.distances import bag_distances, stacked_bag_distances
-from milbench.sources import load_dataset
+from milbench.classifiers.distances import bag_distances, stacked_bag_distances
+from milbench.data.bags import stack
+from milbench.data.sources import load_dataset
+
 from _timing import best_of
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

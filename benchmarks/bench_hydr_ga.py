@@ -30,7 +30,7 @@ with its distinct evaluations, CPU per evaluation and best inner fitness; per pa
 per evaluation x the paper-size run's evaluations (the MI-Simple-driven run above).
 
 ``--budget``: the budget of config/paper/hydr.yaml's HyDR-MI experiments (hydr-images,
-hydr-drug): a thin caller of ``python -m milbench.plan`` (the one budget method of every config;
+hydr-drug): a thin caller of ``python -m milbench.experiment.plan`` (the one budget method of every config;
 docs/budget.md), ``--seconds`` of sampled fits.
 
 ``--warm-study``: the outer ``--outer``-fold CV test accuracy of HyDR-MI + each warm-startable
@@ -57,6 +57,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 from _timing import best_of
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -79,10 +80,10 @@ WARM = ("emdd", "midd", "mdd", "milr")     # classifiers with a warm_fitness_eva
 def setup(data, fitness, dataset="elephant"):
     from sklearn.model_selection import StratifiedKFold
 
-    from milbench.bags import stack
+    from milbench.data.bags import stack
+    from milbench.data.sources import load_dataset
     from milbench.preprocessing import BagScaler
     from milbench.selectors.hydr import HyDRMI, _inner_folds
-    from milbench.sources import load_dataset
 
     bags = load_dataset(dataset, data)
     tr, _ = next(StratifiedKFold(10, shuffle=True, random_state=0)
@@ -128,8 +129,8 @@ CONFIG = Path(__file__).resolve().parents[1] / "config"
 
 
 def budget(seconds):
-    """config/paper/hydr.yaml's HyDR-MI experiments through milbench.plan."""
-    from milbench.plan import main as plan
+    """config/paper/hydr.yaml's HyDR-MI experiments through milbench.experiment.plan."""
+    from milbench.experiment.plan import main as plan
 
     return plan([str(CONFIG / "paper" / "hydr.yaml"), "--experiments", "hydr-images",
                  "hydr-drug", "--seconds", str(seconds), "--data", str(DATA)])
@@ -138,9 +139,9 @@ def budget(seconds):
 def full_runs(data, names, fitness):
     from sklearn.model_selection import StratifiedKFold
 
+    from milbench.data.sources import load_dataset
     from milbench.preprocessing import BagScaler
     from milbench.selectors.hydr import HyDRMI
-    from milbench.sources import load_dataset
 
     bags = load_dataset("elephant", data)
     tr, _ = next(StratifiedKFold(10, shuffle=True, random_state=0)
@@ -166,9 +167,9 @@ def outer_cv(name, data, n_folds, make_selector, make_clf):
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import StratifiedKFold
 
-    from milbench.pipeline import MILPipeline
+    from milbench.data.sources import load_dataset
+    from milbench.experiment.pipeline import MILPipeline
     from milbench.preprocessing import BagScaler
-    from milbench.sources import load_dataset
 
     bags = load_dataset(name, data)
     rows, cpu = [], 0.0
@@ -248,8 +249,8 @@ def warm_runs(data, names, population, generations, settings, n_run):
     """One HyDR-MI GA per classifier on the elephant training part, cold vs warm."""
     from sklearn.model_selection import StratifiedKFold
 
+    from milbench.data.sources import load_dataset
     from milbench.preprocessing import BagScaler
-    from milbench.sources import load_dataset
 
     bags = load_dataset("elephant", data)
     tr, _ = next(StratifiedKFold(10, shuffle=True, random_state=0)
@@ -304,7 +305,7 @@ def main():
     ap.add_argument("--outer", type=int, default=10)
     ap.add_argument("--budget", action="store_true")
     ap.add_argument("--seconds", type=float, default=480.0,
-                    help="--budget: seconds of sampled fits (milbench.plan --seconds)")
+                    help="--budget: seconds of sampled fits (milbench.experiment.plan --seconds)")
     ap.add_argument("--datasets", nargs="*", default=None,
                     help="studies: default elephant musk1")
     ap.add_argument("--dataset", default="elephant",

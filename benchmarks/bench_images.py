@@ -22,13 +22,13 @@ DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def images(n, source=None):
-    from milbench.features import images as im
-    from milbench.features.synthetic_scenes import make_synthetic_scenes
+    from milbench.chains import images as im
+    from milbench.chains.synthetic_scenes import make_synthetic_scenes
 
     tmp = Path(tempfile.mkdtemp(prefix="bench_images_"))
     archive = Path(source) if source else DATA / "corel5k" / "corel5k.tar.gz"
     if archive.exists():
-        from milbench.sources import safe_extract
+        from milbench.data.sources import safe_extract
         t = time.perf_counter()
         root = safe_extract(archive, tmp / "corel5k") if archive.is_file() else archive
         print(f"images: real Corel-5k ({archive}), extracted in {time.perf_counter() - t:.1f}s")
@@ -46,7 +46,7 @@ def images(n, source=None):
 def stage_costs(paths):
     from skimage.color import rgb2lab
 
-    from milbench.features import images as im
+    from milbench.chains import images as im
 
     stages = {k: [0.0, 0.0] for k in ("decode", "oversegment", "bipartite graph", "transfer cut",
                                       "connected regions", "hsv", "hog", "lbp")}
@@ -85,7 +85,7 @@ def codebook_cores(paths, n_words):
     from sklearn.cluster import MiniBatchKMeans
     from threadpoolctl import threadpool_limits
 
-    from milbench.features import images as im
+    from milbench.chains import images as im
 
     im.MIN_IMAGES_PER_WORKER = 4                       # let 2 workers start on small N
     seeds = np.random.SeedSequence(0).generate_state(len(paths))

@@ -19,9 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from milbench.pipeline import build_estimator, caches_selector_fits
+from milbench.data.sources import load_dataset
+from milbench.experiment.pipeline import build_estimator, caches_selector_fits
 from milbench.selectors.midr import FIT_CACHE, MIDR, fits_not_reused
-from milbench.sources import load_dataset
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SELECTOR = {"name": "midr", "dims": 0.3, "max_iter": 30,

@@ -19,12 +19,13 @@ import time
 from pathlib import Path
 
 import numpy as np
-
-from milbench.bags import stack
-from milbench.classifiers.milr import MILR, milr_loss_grad
-from milbench.selectors.midr import MIDR, _bag_sq_loss, lbfgsb
 from scipy.optimize import minimize
-from milbench.sources import load_dataset
+
+from milbench.classifiers.milr import MILR, milr_loss_grad
+from milbench.data.bags import stack
+from milbench.data.sources import load_dataset
+from milbench.selectors.midr import MIDR, _bag_sq_loss, lbfgsb
+
 from _timing import best_of
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

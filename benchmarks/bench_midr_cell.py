@@ -28,16 +28,24 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.metrics import roc_auc_score
 
-from milbench.bags import stack
 from milbench.base import n_from_fraction
-from milbench.folds import make_folds, split
-from milbench.pipeline import build_estimator, caches_selector_fits
+from milbench.data.bags import stack
+from milbench.data.folds import make_folds, split
+from milbench.data.sources import load_dataset
+from milbench.experiment.pipeline import build_estimator, caches_selector_fits
 from milbench.selectors import midr as M
 from milbench.selectors.midr import (
-    MIDR, _ARMIJO_C, _MAX_BACKTRACK, _bag_sq_loss, midr_objective, orthonormality_loss,
-    qr_retraction, soft_threshold, sparsity_loss, tangent_projection,
+    _ARMIJO_C,
+    _MAX_BACKTRACK,
+    MIDR,
+    _bag_sq_loss,
+    midr_objective,
+    orthonormality_loss,
+    qr_retraction,
+    soft_threshold,
+    sparsity_loss,
+    tangent_projection,
 )
-from milbench.sources import load_dataset
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 GRID = [1.0e-4, 1.0e-3, 1.0e-2, 1.0e-1, 1.0, 1.0e+1, 1.0e+2, 1.0e+3, 1.0e+4]

@@ -38,10 +38,10 @@ from pathlib import Path
 
 import numpy as np
 
+from milbench.chains import webkb as W
 from milbench.classifiers.lcmf import LCMF
 from milbench.classifiers.milsd import MILSD
-from milbench.graphs import webkb as W
-from milbench.pipeline import Unlabeled
+from milbench.experiment.pipeline import Unlabeled
 
 from _timing import best_of
 
@@ -60,7 +60,7 @@ def stratified(y, ratio, seed):
 
 def load_tasks(bags_dir, tasks, max_features):
     if bags_dir:
-        from milbench.store import read_bags
+        from milbench.data.store import read_bags
         tag = Path(bags_dir).name.partition("@")[2]          # the chain's source tag
         return {t: read_bags(Path(bags_dir).parent / (f"webkb-{t}@{tag}" if tag else f"webkb-{t}"))
                 for t in tasks}
@@ -114,8 +114,8 @@ def bench_student(bags, ratio, C, mu):
 def bench_protein(C, mu):
     from sklearn.model_selection import StratifiedKFold
 
-    from milbench.graphs.protein import build_protein_graph
-    from milbench.sources import read_csv
+    from milbench.chains.protein import build_protein_graph
+    from milbench.data.sources import read_csv
 
     g = build_protein_graph(read_csv(DATA / "protein" / "protein.csv"), k=5)
     X = g.instances

@@ -91,11 +91,11 @@ def faculty_table(bags_dir, n_old):
     import numpy as np
 
     from milbench.classifiers.miordm import MIORDM
-    from milbench.folds import make_folds, split
-    from milbench.kernel_cache import CACHE
-    from milbench.pipeline import build_estimator
+    from milbench.data.folds import make_folds, split
+    from milbench.data.store import read_bags
+    from milbench.experiment.pipeline import build_estimator
     from milbench.preprocessing import BagScaler
-    from milbench.store import read_bags
+    from milbench.utils.cache import CACHE
 
     bags = read_bags(bags_dir)
     folds = make_folds(bags.bag_ids, bags.labels,
@@ -195,11 +195,11 @@ def cache_table(names, data, repeat):
     import numpy as np
 
     from milbench.classifiers.miordm import MIORDM
-    from milbench.folds import make_folds, split
-    from milbench.kernel_cache import CACHE, disabled
-    from milbench.pipeline import build_estimator
+    from milbench.data.folds import make_folds, split
+    from milbench.data.sources import load_dataset
+    from milbench.experiment.pipeline import build_estimator
     from milbench.preprocessing import BagScaler
-    from milbench.sources import load_dataset
+    from milbench.utils.cache import CACHE, disabled
 
     variants = {"per-round": per_round_kernel, "precomp": disabled,
                 "cached": contextlib.nullcontext}
@@ -257,9 +257,9 @@ def main():
     from sklearn.svm import SVC
 
     from milbench.classifiers.miordm import MIORDM
-    from milbench.folds import make_folds, split
+    from milbench.data.folds import make_folds, split
+    from milbench.data.sources import load_dataset
     from milbench.preprocessing import BagScaler
-    from milbench.sources import load_dataset
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))

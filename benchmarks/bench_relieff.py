@@ -2,7 +2,7 @@
 
 1. ReliefF-MI on musk2 (102 bags, 6,598 instances × 166; m = 180 and k = 80 are capped to the
    data, so every bag is sampled) for each bag metric and both instance metrics, as a ratio to
-   ONE pairwise bag-distance matrix: ``milbench.distances.bag_distances`` (Euclidean, on the
+   ONE pairwise bag-distance matrix: ``milbench.classifiers.distances.bag_distances`` (Euclidean, on the
    same range-normalised bags) and the same blocked computation with the L1 instance distance
    (scipy cityblock + segment minima) — the paper's Manhattan metric.
 2. One HyDR-MI run (one outer 10-fold training part, MI-Simple + decision tree as the cheap
@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+
 from _timing import best_of
 
 
@@ -37,9 +38,9 @@ def l1_bag_distance_matrix(Xn, offsets, block_rows=256):
 
 
 def bench_relieff(data, repeats):
-    from milbench.distances import bag_distances
+    from milbench.classifiers.distances import bag_distances
+    from milbench.data.sources import load_dataset
     from milbench.selectors.relieff import METRICS, ReliefFMI, feature_ranges, normalise
-    from milbench.sources import load_dataset
 
     bags = load_dataset("musk2", data)
     X = bags.instances.astype(float)
@@ -92,8 +93,8 @@ def bench_hydr(data, dataset, generations, population, jobs):
     from sklearn.model_selection import StratifiedKFold
 
     from milbench.classifiers.simple import MISimple
+    from milbench.data.sources import load_dataset
     from milbench.selectors.hydr import HyDRMI
-    from milbench.sources import load_dataset
 
     bags = load_dataset(dataset, data)
     tr, _ = next(StratifiedKFold(10, shuffle=True, random_state=0).split(

@@ -50,7 +50,7 @@ def est_bytes(method, n):
     Ntr = int(0.8 * n)
     if method == "citation-knn":
         # fit: instance-to-bag table (N_tr x n_tr) + one 4096 x N_tr block + D (n_tr^2) and
-        # np.partition's copy of it (milbench.distances.bag_distances, CitationKNN._fit)
+        # np.partition's copy of it (milbench.classifiers.distances.bag_distances, CitationKNN._fit)
         return 8 * (Ntr * tr + min(4096, Ntr) * Ntr + 2 * tr * tr)
     if method == "miordm":
         # H and yy (n_tr^2 each) + instance scores K(X, R_sv) (N_tr x n_tr) + dual solver state
@@ -61,7 +61,8 @@ def est_bytes(method, n):
 # --------------------------------------------------------------------------------- child side
 def make_bags(n, seed=0):
     import numpy as np
-    from milbench.bags import Bags
+
+    from milbench.data.bags import Bags
 
     rng = np.random.default_rng(seed)
     b = n_bags(n)
@@ -100,7 +101,7 @@ def child(method, n, cap_gib=None):
     out = {"n": int(len(bags.instances)), "bags": len(bags), "base_mb": base}
     try:
         if method == "store":
-            from milbench.store import read_bags, write_bags
+            from milbench.data.store import read_bags, write_bags
 
             with tempfile.TemporaryDirectory() as tmp:
                 t = time.perf_counter()
@@ -119,7 +120,7 @@ def child(method, n, cap_gib=None):
                 np.asarray(v.instances).sum()
                 times["view slice"] = time.perf_counter() - t
         elif method == "check_bags":
-            from milbench.bags import check_bags
+            from milbench.data.bags import check_bags
 
             t = time.perf_counter()
             check_bags(bags, bags.labels)

@@ -1,8 +1,8 @@
 """WEKA parity: our reimplementations of WEKA's multi-instance classifiers against WEKA itself.
 
-Both sides see the same folds (``milbench.folds``, stratified 10-fold CV, seed 0) and the same
+Both sides see the same folds (``milbench.data.folds``, stratified 10-fold CV, seed 0) and the same
 data: each fold's bags min-max scaled on its training instances (the hydr configs'
-``scale: minmax``), exported with :func:`milbench.arff.write_mi_arff` for WEKA, so any internal
+``scale: minmax``), exported with :func:`milbench.data.arff.write_mi_arff` for WEKA, so any internal
 normalisation WEKA applies (MIDD / MDD / MIEMDD standardise, MIOptimalBall / MISMO normalise,
 MILR standardises) is applied on top of identical numbers, as ours does where it has the same
 option.  Per classifier and data set the table shows WEKA's and our accuracy over all test bags,
@@ -33,10 +33,10 @@ import numpy as np
 import pandas as pd
 
 from milbench import registry
-from milbench.arff import write_mi_arff
-from milbench.folds import make_folds, split
+from milbench.data.arff import write_mi_arff
+from milbench.data.folds import make_folds, split
+from milbench.data.sources import load_builtin, load_dataset
 from milbench.preprocessing import BagScaler
-from milbench.sources import load_builtin, load_dataset
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DATASETS = ("musk1", "elephant", "fox")

@@ -20,8 +20,8 @@ from sklearn.model_selection import StratifiedShuffleSplit
 from milbench.classifiers.citation_knn import CitationKNN
 from milbench.classifiers.misvm import MISVM, MiSVM
 from milbench.classifiers.set_kernel import SetKernelSVM
+from milbench.data.sources import load_dataset
 from milbench.preprocessing import BagScaler
-from milbench.sources import load_dataset
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DATASETS = ("musk1", "musk2", "elephant", "fox", "tiger")

@@ -25,8 +25,8 @@ from milbench.classifiers.ensembles import MIAdaBoost, MIBagging
 from milbench.classifiers.miboost import MIBoost
 from milbench.classifiers.optimal_ball import MIOptimalBall
 from milbench.classifiers.wrapper import MIWrapper
+from milbench.data.sources import load_dataset
 from milbench.preprocessing import BagScaler
-from milbench.sources import load_dataset
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DATASETS = ("musk1", "musk2", "elephant", "fox", "tiger")

@@ -15,8 +15,9 @@ import numpy as np  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
 
 from milbench.classifiers.milr import COMBINE, MILR  # noqa: E402
+from milbench.data.sources import load_dataset  # noqa: E402
 from milbench.preprocessing import BagScaler  # noqa: E402
-from milbench.sources import load_dataset  # noqa: E402
+
 from _timing import best_of  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -9,6 +9,7 @@ import pytest
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 from milbench.testing import toy_bags  # noqa: E402,F401 - the suite's bag generator
+
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 
@@ -91,7 +92,7 @@ def witness_bags(n_bags=40, d=3, seed=0):
 def fresh_cache(monkeypatch):
     """An empty kernel cache in place of the process-wide one."""
     import milbench.classifiers.odm as odm_mod
-    from milbench.kernel_cache import ArrayCache
+    from milbench.utils.cache import ArrayCache
     cache = ArrayCache()
     monkeypatch.setattr(odm_mod, "CACHE", cache)
     return cache

@@ -1,10 +1,10 @@
-"""milbench.arff: Bags -> WEKA multi-instance ARFF, read back by milbench.sources.read_arff."""
+"""milbench.data.arff: Bags -> WEKA multi-instance ARFF, read back by milbench.data.sources.read_arff."""
 import numpy as np
 import pytest
 
-from milbench.arff import arff_quote, main, write_mi_arff
-from milbench.bags import Bags
-from milbench.sources import read_arff
+from milbench.data.arff import arff_quote, main, write_mi_arff
+from milbench.data.bags import Bags
+from milbench.data.sources import read_arff
 
 
 def _bags(dtype, ids):

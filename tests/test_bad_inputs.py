@@ -10,15 +10,16 @@ import numpy as np
 import pytest
 import yaml
 from scipy.io import savemat
+from test_workflow_e2e import SNAKEMAKE, e2e_config
+
+from milbench.data.bags import Bags
+from milbench.data.sources import SourceError, read_any
+from milbench.data.store import write_bags
+from milbench.experiment.config import load_config
+from milbench.experiment.pipeline import check_method, expand_methods
+from milbench.registry import CLASSIFIERS, SELECTORS, make
 
 from conftest import REPO, toy_bags
-from milbench.bags import Bags
-from milbench.config import load_config
-from milbench.pipeline import check_method, expand_methods
-from milbench.registry import CLASSIFIERS, SELECTORS, make
-from milbench.sources import SourceError, read_any
-from milbench.store import write_bags
-from test_workflow_e2e import SNAKEMAKE, e2e_config
 
 ARFF_HEAD = """@relation t
 @attribute bag_id {b1,b2}
@@ -321,7 +322,7 @@ def _archive(tmp_path, kind):
     ("zip-truncated", lambda b: b[:len(b) // 2]),
 ])
 def test_bad_archive_is_named_and_leaves_nothing(tmp_path, kind, damage):
-    from milbench.sources import safe_extract
+    from milbench.data.sources import safe_extract
     archive = _archive(tmp_path, kind)
     archive.write_bytes(damage(archive.read_bytes()))
     with pytest.raises(SourceError, match=rf"{archive.name}: cannot extract"):

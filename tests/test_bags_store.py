@@ -2,8 +2,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from milbench.bags import BagError, Bags, check_bags, labels_to_01, stack
-from milbench.store import StoreError, read_bags, write_bags
+from milbench.data.bags import BagError, Bags, check_bags, labels_to_01, stack
+from milbench.data.store import StoreError, read_bags, write_bags
 
 from conftest import toy_bags
 

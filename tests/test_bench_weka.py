@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from milbench import registry
-from milbench.bags import Bags
+from milbench.data.bags import Bags
 from milbench.testing import toy_bags
 
 PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_weka.py"
@@ -70,7 +70,7 @@ def test_weka_reads_our_arff(tmp_path):
     found, reason = bench.find_weka()
     if found is None:
         pytest.skip(reason)
-    from milbench.arff import write_mi_arff
+    from milbench.data.arff import write_mi_arff
     bags, y = toy_bags(n_bags=6, d=2, seed=4)
     data = Bags.from_list(bags, y, bag_ids=["a b", "it's", "c", "d", "e", "f"])
     path = write_mi_arff(data, tmp_path / "t.arff")

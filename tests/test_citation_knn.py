@@ -6,9 +6,9 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 from sklearn.neighbors import KNeighborsClassifier
 
-from milbench.bags import BagError, Bags
 from milbench.classifiers.citation_knn import CitationKNN
 from milbench.classifiers.simple import MISimple
+from milbench.data.bags import BagError, Bags
 
 
 def random_bags(n=30, d=3, seed=0):
@@ -138,8 +138,8 @@ def test_sklearn_contract_and_determinism():
 @pytest.fixture
 def fresh_cache(monkeypatch):
     """An empty table cache in place of the process-wide one."""
-    import milbench.distances as distances
-    from milbench.kernel_cache import ArrayCache
+    import milbench.classifiers.distances as distances
+    from milbench.utils.cache import ArrayCache
     cache = ArrayCache()
     monkeypatch.setattr(distances, "CACHE", cache)
     return cache
@@ -147,7 +147,7 @@ def fresh_cache(monkeypatch):
 
 @pytest.mark.parametrize("metric", ["min", "avg"])
 def test_grid_shares_distance_tables_and_matches_uncached(fresh_cache, metric):
-    from milbench.kernel_cache import disabled
+    from milbench.utils.cache import disabled
     bags, y = poisoned(n_bags=40, seed=5)
     q, _ = poisoned(n_bags=15, seed=6)
     grid = {"references": [1, 2, 3], "citers": [0, 2, 4]}

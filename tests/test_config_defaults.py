@@ -1,5 +1,5 @@
 """Config defaults come from the JSON schema only (issue #18): Snakemake's validate and
-milbench.config fill the same ones, the library's own defaults equal them, and a wrong type in
+milbench.experiment.config fill the same ones, the library's own defaults equal them, and a wrong type in
 a chain setting fails the dry run naming the key."""
 import copy
 import inspect
@@ -9,16 +9,22 @@ import pandas as pd
 import pytest
 import yaml
 from snakemake.utils import validate as snakemake_validate
+from test_workflow_e2e import SNAKEMAKE
+
+from milbench.chains import images, reddit, webkb
+from milbench.chains.protein import build_protein_graph
+from milbench.chains.synthetic_reddit import make_synthetic_reddit
+from milbench.chains.synthetic_scenes import make_synthetic_scenes
+from milbench.chains.synthetic_site import make_site
+from milbench.experiment.config import (
+    SCHEMA,
+    chain_settings,
+    experiment_defaults,
+    load_config,
+    with_defaults,
+)
 
 from conftest import REPO, tiny_config
-from milbench.config import SCHEMA, chain_settings, experiment_defaults, load_config, with_defaults
-from milbench.features import images, reddit
-from milbench.features.synthetic_reddit import make_synthetic_reddit
-from milbench.features.synthetic_scenes import make_synthetic_scenes
-from milbench.graphs import webkb
-from milbench.graphs.protein import build_protein_graph
-from milbench.graphs.synthetic_site import make_site
-from test_workflow_e2e import SNAKEMAKE
 
 CONFIGS = [*sorted((REPO / "config").rglob("*.yaml")),
            *sorted((REPO / "examples").rglob("config*.yaml"))]
@@ -130,8 +136,8 @@ def test_wrong_chain_type_fails_the_dry_run_naming_the_key(tmp_path):
 def test_notebook_entry_fills_the_defaults():
     """run_experiment on an entry that leaves the defaults (and ``datasets``) out gives the rows
     of the same entry with the schema's defaults written out."""
-    from milbench.runner import run_experiment
-    from milbench.sources import load_builtin
+    from milbench.data.sources import load_builtin
+    from milbench.experiment.runner import run_experiment
 
     bags = load_builtin("musk1", offline=True)
     short = {"protocol": {"kind": "kfold", "folds": 2}, "classifiers": [{"name": "mi-simple"}]}

@@ -19,14 +19,14 @@ class MeanPool(ClassifierMixin, BaseEstimator):
     """A minimal valid external method: mean of each bag's instances, nearest class centroid."""
 
     def fit(self, X, y):
-        from milbench.bags import check_bags
+        from milbench.data.bags import check_bags
         bags, y01, self.classes_ = check_bags(X, y)
         Z = np.array([b.mean(0) for b in bags])
         self.centres_ = np.array([Z[y01 == k].mean(0) for k in (0, 1)])
         return self
 
     def decision_function(self, X):
-        from milbench.bags import check_bags
+        from milbench.data.bags import check_bags
         bags, _, _ = check_bags(X)
         if bags[0].shape[1] != self.centres_.shape[1]:
             raise ValueError("feature count differs from fit")
@@ -63,8 +63,9 @@ def test_a_broken_method_fails_by_name():
 
 
 def test_method_reference_page_is_current():
+    from milbench.report.reference import method_reference
+
     from conftest import REPO
-    from milbench.reference import method_reference
     page = (REPO / "docs" / "methods.md").read_text()
-    assert page == method_reference(), "regenerate: python -m milbench.reference > docs/methods.md"
+    assert page == method_reference(), "regenerate: python -m milbench.report.reference > docs/methods.md"
     assert all(f"### `{n}`" in page for n in CLASSIFIERS)

@@ -2,14 +2,19 @@
 import numpy as np
 import pandas as pd
 import pytest
+from test_cvfs import two_view_bags
 
-from milbench.bags import Bags
-from milbench.coverage import bag_coverage, feature_names, top_feature_coverage, write_coverage
+from milbench.data.bags import Bags
+from milbench.data.store import write_bags
 from milbench.preprocessing import BagScaler
+from milbench.report.coverage import (
+    bag_coverage,
+    feature_names,
+    top_feature_coverage,
+    write_coverage,
+)
 from milbench.selectors.cvfs import CVFS
 from milbench.selectors.pca import BagPCA
-from milbench.store import write_bags
-from test_cvfs import two_view_bags
 
 
 def hand_bags():

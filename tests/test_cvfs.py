@@ -7,13 +7,24 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from milbench.bags import Bags
-from milbench.selectors.cvfs import (CVFS, bag_representatives, feature_scores, lambda_step,
-                                     view_multipliers)
-from milbench.selectors.view_baselines import (BagInfoGain, InstanceInfoGain,
-                                               PairwiseBagReliability, ViewEnsemble,
-                                               best_split_information_gain, minmax_scale,
-                                               pairwise_bag_reliability, resolve_views, split_m)
+from milbench.classifiers.view_ensemble import ViewEnsemble
+from milbench.data.bags import Bags, resolve_views
+from milbench.selectors.cvfs import (
+    CVFS,
+    bag_representatives,
+    feature_scores,
+    lambda_step,
+    view_multipliers,
+)
+from milbench.selectors.view_baselines import (
+    BagInfoGain,
+    InstanceInfoGain,
+    PairwiseBagReliability,
+    best_split_information_gain,
+    minmax_scale,
+    pairwise_bag_reliability,
+    split_m,
+)
 
 
 def two_view_bags(n_bags=40, d1=20, d2=20, k=4, seed=0, shift=1.5):
@@ -274,10 +285,10 @@ def test_real_corel_short_run(tmp_path, shared_data):
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import StratifiedKFold
 
+    from milbench.chains import images as im
     from milbench.classifiers.milr import MILR
-    from milbench.features import images as im
+    from milbench.data.sources import safe_extract
     from milbench.preprocessing import BagScaler
-    from milbench.sources import safe_extract
 
     archive = shared_data / "corel5k" / "corel5k.tar.gz"
     root = safe_extract(archive, tmp_path / "corel5k")

@@ -2,8 +2,8 @@ import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
 
-from milbench.distances import bag_distances, cached_bag_distances
-from milbench.kernel_cache import ArrayCache, disabled, fingerprint
+from milbench.classifiers.distances import bag_distances, cached_bag_distances
+from milbench.utils.cache import ArrayCache, disabled, fingerprint
 
 from conftest import toy_bags
 
@@ -36,8 +36,8 @@ def test_memory_guard_names_the_size():
 
 
 def test_cached_bag_distances_equal_and_keyed_by_content(monkeypatch):
-    import milbench.distances as distances
-    from milbench.kernel_cache import ArrayCache
+    import milbench.classifiers.distances as distances
+    from milbench.utils.cache import ArrayCache
     cache = ArrayCache()
     monkeypatch.setattr(distances, "CACHE", cache)
     A, _ = toy_bags(9, d=3, seed=3)

@@ -11,9 +11,10 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 
-from milbench.bags import BagError, Bags
 from milbench.classifiers import diverse_density as dd
 from milbench.classifiers.diverse_density import EMDD, MDD, MIDD
+from milbench.data.bags import BagError, Bags
+
 from conftest import poisoned_bags
 
 
@@ -237,7 +238,7 @@ PUBLISHED_EMDD = {"musk1": 0.849, "musk2": 0.869, "elephant": 0.771, "fox": 0.60
 def test_emdd_ten_fold_accuracy_near_published(name, shared_data):
     """10-fold stratified CV accuracy of EM-DD within 0.05 of (or above) the published value.
     Measured (seed 0): musk1 .890, musk2 .882, elephant .765, fox .610, tiger .740."""
-    from milbench.sources import load_dataset
+    from milbench.data.sources import load_dataset
     b = load_dataset(name, shared_data)
     r = cross_validate(EMDD(random_state=0), b.as_list(), b.labels,
                        cv=StratifiedKFold(10, shuffle=True, random_state=0))

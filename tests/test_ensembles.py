@@ -6,9 +6,10 @@ from sklearn.ensemble import AdaBoostClassifier
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 from sklearn.tree import DecisionTreeClassifier
 
-from milbench.bags import BagError
 from milbench.classifiers.ensembles import MIAdaBoost, MIBagging, make_member
 from milbench.classifiers.wrapper import MIWrapper
+from milbench.data.bags import BagError
+
 from conftest import witness_bags
 
 

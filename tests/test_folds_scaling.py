@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from milbench.bags import BagError, Bags
-from milbench.folds import fold_keys, make_folds, split
+from milbench.data.bags import BagError, Bags
+from milbench.data.folds import fold_keys, make_folds, split
 from milbench.preprocessing import BagScaler
 
 from conftest import toy_bags

@@ -7,15 +7,21 @@ import numpy as np
 import pytest
 from joblib import parallel_config
 from sklearn.base import clone
+from test_relieff import make_synthetic
 
-from milbench.bags import stack
 from milbench.classifiers.citation_knn import CitationKNN
 from milbench.classifiers.simple import MISimple
 from milbench.classifiers.wrapper import MIWrapper
-from milbench.selectors.hydr import (HyDRMI, RefitEvaluator, _CachedFitness, _inner_folds,
-                                     fitness_evaluator, genetic_search, sensitivity_specificity)
-
-from test_relieff import make_synthetic
+from milbench.data.bags import stack
+from milbench.selectors.hydr import (
+    HyDRMI,
+    RefitEvaluator,
+    _CachedFitness,
+    _inner_folds,
+    fitness_evaluator,
+    genetic_search,
+    sensitivity_specificity,
+)
 
 
 # ------------------------------------------------------------------ the GA on a known objective
@@ -191,10 +197,10 @@ def test_musk1_hydr_beats_all_features_mi_simple_tree(shared_data):
     from sklearn.model_selection import StratifiedKFold
     from sklearn.pipeline import Pipeline
 
+    from milbench.data.sources import load_dataset
     from milbench.preprocessing import BagScaler
     from milbench.selectors.identity import NoSelection
     from milbench.selectors.relieff import ReliefFMI
-    from milbench.sources import load_dataset
 
     bags = load_dataset("musk1", shared_data)
     acc = {"all": [], "relieff": [], "hydr": []}

@@ -7,15 +7,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from joblib import parallel_config
+from test_hydr import _ga_bags, _ga_data
 
 from milbench.classifiers.diverse_density import EMDD, MDD, MIDD, WarmDD, scaled_sq_dists
 from milbench.classifiers.milr import MILR, WarmMILR, milr_loss_grad
 from milbench.classifiers.simple import MISimple
 from milbench.classifiers.warm import restrict
-from milbench.selectors.hydr import (HyDRMI, RefitEvaluator, _CachedFitness, _inner_folds,
-                                     fitness_evaluator)
-
-from test_hydr import _ga_bags, _ga_data
+from milbench.selectors.hydr import (
+    HyDRMI,
+    RefitEvaluator,
+    _CachedFitness,
+    _inner_folds,
+    fitness_evaluator,
+)
 
 EMDD_SMALL = dict(max_starts=6, max_em_iter=4, max_iter=30, random_state=0)
 HYDR_SMALL = dict(percent=0.5, population_size=8, n_generations=3, n_seeds=2, inner_cv=2)

@@ -1,12 +1,11 @@
 """Corel image chain: selection, SAS/Tcut segmentation, descriptors, codebooks, bags."""
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
-from milbench.features import images as im
-from milbench.features import synthetic_scenes as ss
+from milbench.chains import images as im
+from milbench.chains import synthetic_scenes as ss
 
 SMALL = (64, 96)
 
@@ -181,7 +180,7 @@ def test_encode_is_nearest_codeword():
 # the whole chain on small synthetic scenes -> Parquet store
 # ---------------------------------------------------------------------------------------------
 def test_chain_builds_three_view_bags(scenes, tmp_path):
-    from milbench.store import read_bags, write_bags
+    from milbench.data.store import read_bags, write_bags
 
     table = im.read_image_table(scenes)
     sel, info = im.select_images(table, n_pos=3, n_neg=3, seed=0)
@@ -217,7 +216,7 @@ def test_overlay_marks_boundaries():
 
 def test_real_corel_archive_layout(tmp_path, shared_data):
     archive = shared_data / "corel5k" / "corel5k.tar.gz"
-    from milbench.sources import safe_extract
+    from milbench.data.sources import safe_extract
 
     root = safe_extract(archive, tmp_path / "corel5k")
     table = im.read_image_table(root)

@@ -6,8 +6,8 @@ import scipy.sparse as sp
 from scipy.optimize import check_grad
 from sklearn.base import clone
 
-from milbench.bags import Bags
 from milbench.classifiers.lcmf import LCMF, factorise, lcmf_objective
+from milbench.data.bags import Bags
 
 
 def test_objective_and_gradient_against_dense_formula_and_finite_differences():

@@ -8,16 +8,21 @@ import pytest
 from sklearn.base import clone
 from sklearn.metrics import roc_auc_score
 
-from milbench.bags import Bags, stack
-from milbench.folds import make_folds
-from milbench.pipeline import aggregate, build_estimator, caches_selector_fits, run_fold
-from milbench.plots import make_figures
+from milbench.data.bags import Bags, stack
+from milbench.data.folds import make_folds
+from milbench.experiment.pipeline import aggregate, build_estimator, caches_selector_fits, run_fold
+from milbench.report.plots import make_figures
 from milbench.selectors.lda import BagLDA
 from milbench.selectors.midr import (
-    MIDR, loss_grid, midr_objective, orthonormality_loss, qr_retraction, soft_threshold,
-    sparsity_loss, tangent_projection,
+    MIDR,
+    loss_grid,
+    midr_objective,
+    orthonormality_loss,
+    qr_retraction,
+    soft_threshold,
+    sparsity_loss,
+    tangent_projection,
 )
-
 
 
 def random_bags(n_bags=12, d=6, seed=0):
@@ -192,6 +197,7 @@ def test_contract_and_reproducibility():
 def test_pipeline_grid_search_on_list_of_bags():
     from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
     from sklearn.pipeline import Pipeline
+
     from milbench.classifiers.milr import MILR
     bags, y = random_bags(n_bags=24, d=6, seed=2)
     pipe = Pipeline([("sel", MIDR(dims=2, max_iter=10)), ("clf", MILR())])
@@ -325,6 +331,7 @@ def test_reused_fit_is_the_fresh_fit(stop):
 def test_lbfgsb_driver_is_scipys_lbfgsb():
     """The v-refit's L-BFGS-B loop gives scipy.optimize.minimize's iterates bit for bit."""
     from scipy.optimize import minimize
+
     from milbench.selectors.midr import _bag_sq_loss, lbfgsb
     rng = np.random.default_rng(0)
     Z = rng.normal(size=(120, 7))
@@ -367,8 +374,9 @@ def test_musk1_midr_beats_lda_as_in_table1(shared_data):
     reproduce LDA's gap but not MIDR's gain over ORI/PCA (see the report), so the check is
     MIDR > 0.85 and MIDR − LDA > 0.05."""
     from sklearn.model_selection import StratifiedKFold
+
     from milbench.classifiers.milr import MILR
-    from milbench.sources import load_dataset
+    from milbench.data.sources import load_dataset
     bags = load_dataset("musk1", shared_data)
     aucs = {"midr": [], "lda": []}
     for tr, te in StratifiedKFold(5, shuffle=True, random_state=0).split(bags.labels, bags.labels):
@@ -389,8 +397,8 @@ def test_musk1_inner_cv_rows_with_reuse_equal_the_full_grid(shared_data):
     """musk1, a 3 x 3 C1 x C2 grid (C1 ≥ C2 and C1 < C2 points) joined with MILR's C: with fits
     reused (6 distinct fits per inner fold instead of 9 x 2) cv_results_ and the chosen point
     equal those of fitting every grid point afresh."""
+    from milbench.data.sources import load_dataset
     from milbench.selectors.midr import FIT_CACHE, fits_not_reused
-    from milbench.sources import load_dataset
     bags = load_dataset("musk1", shared_data)
     grid = [1e-3, 1e-1, 10.0]
     sel = {"name": "midr", "dims": 0.05, "max_iter": 8, "tune": {"C1": grid, "C2": grid}}

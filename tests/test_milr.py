@@ -5,9 +5,9 @@ from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, cross_validate
 
-from milbench.bags import BagError
 from milbench.classifiers.milr import COMBINE, MILR, bag_probability, milr_loss_grad
 from milbench.classifiers.simple import MISimple, bag_statistics
+from milbench.data.bags import BagError
 
 from conftest import toy_bags
 

@@ -11,11 +11,10 @@ from scipy.optimize import minimize
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
-from milbench.bags import Bags
+from milbench.chains.protein import build_protein_graph, knn_edges, similarity_edges
 from milbench.classifiers import milsd as M
 from milbench.classifiers.milsd import MILSD
-from milbench.graphs.protein import build_protein_graph, knn_edges, similarity_edges
-
+from milbench.data.bags import Bags
 
 
 def mil_data(n_bags=24, d=3, seed=0, size=(2, 5)):
@@ -407,7 +406,7 @@ def test_similarity_table_threshold(tmp_path):
 
 
 def test_real_protein_kfold_runs(shared_data):
-    from milbench.sources import read_csv
+    from milbench.data.sources import read_csv
 
     g = build_protein_graph(read_csv(shared_data / "protein" / "protein.csv"), k=5)
     assert len(g) == 193 and g.n_features == 8 and len(g.edges) == 965
@@ -503,7 +502,7 @@ def test_cd_solver_against_the_active_set_on_recorded_cutting_plane_subproblems(
 
 
 def test_cd_solver_against_the_active_set_on_real_protein_subproblems(shared_data):
-    from milbench.sources import read_csv
+    from milbench.data.sources import read_csv
 
     g = build_protein_graph(read_csv(shared_data / "protein" / "protein.csv"), k=5)
     A = g.subset(np.arange(0, 193, 2))
@@ -540,7 +539,7 @@ def graph_data(n=36, seed=9, d=3):
 def test_shared_setup_gives_the_identical_model(transductive):
     """The per-fold setup (design, graph, degrees, mean linearisation, first cut) built once
     and shared by a C x μ grid gives bit-identical models to building it per fit."""
-    from milbench.pipeline import Unlabeled
+    from milbench.experiment.pipeline import Unlabeled
 
     B, y = graph_data()
     tr = np.arange(0, 36, 3) % 36

@@ -6,11 +6,20 @@ from scipy.optimize import minimize
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 
-from milbench.bags import Bags
 from milbench.classifiers.miordm import MIORDM, bag_means, representatives_stop, segment_argmax
-from milbench.classifiers.odm import (ODM, dual_gradient, dual_objective, kernel_matrix,
-                                      kkt_violation, odm_c, odm_dual_matrices, primal_objective,
-                                      solve_odm_dual)
+from milbench.classifiers.odm import (
+    ODM,
+    dual_gradient,
+    dual_objective,
+    kernel_matrix,
+    kkt_violation,
+    odm_c,
+    odm_dual_matrices,
+    primal_objective,
+    solve_odm_dual,
+)
+from milbench.data.bags import Bags
+
 from conftest import synthetic_mil
 
 
@@ -269,9 +278,9 @@ def test_bad_parameters_raise():
                                          ("fox", .583), ("tiger", .831)])
 def test_real_data_accuracy_near_paper(name, target, shared_data):
     """5 stratified 80/20 splits, min-max scaling on training instances, λ=2⁸, θ=μ=0.7."""
-    from milbench.folds import make_folds, split
+    from milbench.data.folds import make_folds, split
+    from milbench.data.sources import load_dataset
     from milbench.preprocessing import BagScaler
-    from milbench.sources import load_dataset
     bags = load_dataset(name, shared_data)
     folds = make_folds(bags.bag_ids, bags.labels, {"kind": "holdout", "train": 0.8,
                                                    "repeats": 5, "seed": 0})
@@ -312,7 +321,7 @@ def test_precomputed_kernel_matches_per_round_kernel(fresh_cache, monkeypatch, f
 
 
 def test_grid_candidates_share_one_kernel_per_fold(fresh_cache):
-    from milbench.kernel_cache import disabled
+    from milbench.utils.cache import disabled
     bags, y = synthetic_mil(12)
     grid = {"lam": [4.0, 64.0], "theta": [0.6, 0.8]}
     cv = StratifiedKFold(3, shuffle=True, random_state=0)
@@ -327,7 +336,7 @@ def test_grid_candidates_share_one_kernel_per_fold(fresh_cache):
 
 
 def test_kernel_cache_is_keyed_by_content(fresh_cache):
-    from milbench.kernel_cache import disabled
+    from milbench.utils.cache import disabled
     bags, y = synthetic_mil(13)
     first = MIORDM(random_state=0).fit(bags, y)
     again = MIORDM(random_state=0).fit([b.copy() for b in bags], y)   # new arrays, same data

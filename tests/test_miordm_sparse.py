@@ -7,10 +7,14 @@ import scipy.sparse as sp
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 import milbench.classifiers.miordm as mod
-from milbench.classifiers.miordm import (MIORDM, as_sparse_if_sparse,
-                                         instances_and_means)
-from milbench.classifiers.odm import (kernel_matrix, packed_block, packed_kernel, packed_matvec,
-                                      sq_norms)
+from milbench.classifiers.miordm import MIORDM, as_sparse_if_sparse, instances_and_means
+from milbench.classifiers.odm import (
+    kernel_matrix,
+    packed_block,
+    packed_kernel,
+    packed_matvec,
+    sq_norms,
+)
 
 
 def sparse_mil(seed=0, n_bags=60, d=300, density=0.02):
@@ -116,7 +120,7 @@ def test_sparse_paths_give_the_dense_model(fresh_cache, monkeypatch, kernel, gam
 
 
 def test_grid_shares_one_packed_kernel_per_fold(fresh_cache):
-    from milbench.kernel_cache import disabled
+    from milbench.utils.cache import disabled
     bags, y = sparse_mil(3)
     grid = {"lam": [4.0, 64.0], "theta": [0.6, 0.8]}
     cv = StratifiedKFold(3, shuffle=True, random_state=0)
@@ -132,7 +136,7 @@ def test_grid_shares_one_packed_kernel_per_fold(fresh_cache):
 
 def test_small_cache_bound_computes_blocks_every_round(monkeypatch):
     import milbench.classifiers.odm as odm_mod
-    from milbench.kernel_cache import ArrayCache
+    from milbench.utils.cache import ArrayCache
     bags, y = sparse_mil(5)
     kw = dict(lam=32.0, random_state=0)
     monkeypatch.setattr(odm_mod, "CACHE", ArrayCache())

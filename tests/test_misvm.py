@@ -5,9 +5,9 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 from sklearn.svm import SVC
 
-from milbench.bags import BagError, Bags
 from milbench.classifiers.misvm import MISVM, MiSVM
 from milbench.classifiers.simple import MISimple
+from milbench.data.bags import BagError, Bags
 
 CLASSES = [MiSVM, MISVM]
 

@@ -4,8 +4,9 @@ import pytest
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 
-from milbench.bags import BagError
 from milbench.classifiers.optimal_ball import MIOptimalBall
+from milbench.data.bags import BagError
+
 from conftest import poisoned_bags
 
 

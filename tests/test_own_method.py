@@ -7,11 +7,12 @@ import shutil
 import pandas as pd
 import pytest
 import yaml
+from test_workflow_e2e import smk
 
-from conftest import REPO
 from milbench.registry import add_code_dirs, resolve
 from milbench.testing import check_mil_estimator
-from test_workflow_e2e import smk
+
+from conftest import REPO
 
 EXAMPLE = REPO / "examples" / "own_method"
 NAME = "pooling:MeanMaxPooling"

@@ -1,4 +1,4 @@
-"""`python -m milbench.plan`: its counts are the workflow's (the jobs `snakemake -n` plans and
+"""`python -m milbench.experiment.plan`: its counts are the workflow's (the jobs `snakemake -n` plans and
 their threads / mem_mb / runtime), fits per cell follow the stated rules, the CPU figure is
 process time (a sleeping fit costs none, a stopped one is a lower bound), and the command runs
 end to end with its JSON / CSV output."""
@@ -10,20 +10,21 @@ import textwrap
 import numpy as np
 import pytest
 import yaml
+from test_workflow_e2e import SNAKEMAKE
+
+from milbench.data.folds import fold_keys
+from milbench.experiment import plan as P
+from milbench.experiment.config import with_defaults
+from milbench.experiment.pipeline import expand_methods
+from milbench.testing import toy_bags
 
 from conftest import tiny_config
-from milbench import plan as P
-from milbench.config import with_defaults
-from milbench.folds import fold_keys
-from milbench.pipeline import expand_methods
-from milbench.testing import toy_bags
-from test_workflow_e2e import SNAKEMAKE
 
 SLOW = textwrap.dedent('''
     import time
     import numpy as np
     from sklearn.base import BaseEstimator, ClassifierMixin
-    from milbench.bags import check_bags
+    from milbench.data.bags import check_bags
 
 
     class Sleepy(ClassifierMixin, BaseEstimator):
@@ -125,7 +126,7 @@ def test_design_is_stratified_and_deterministic():
 
 
 def test_ga_evaluations_surrogate_counts_distinct_chromosomes():
-    from milbench.bags import stack
+    from milbench.data.bags import stack
     from milbench.selectors.hydr import HyDRMI, _inner_folds
 
     bags, y = toy_bags(n_bags=30, d=12, seed=1)
@@ -192,7 +193,7 @@ def test_command_end_to_end_on_real_data(tmp_path, shared_data):
     cfg = tiny_config()
     cfg["experiments"]["tiny"]["classifiers"][0] = {"name": "milr", "tune": {"C": [0.1, 10.0]}}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
-    res = subprocess.run([*SNAKEMAKE[:1], "-m", "milbench.plan", str(tmp_path / "config.yaml"),
+    res = subprocess.run([*SNAKEMAKE[:1], "-m", "milbench.experiment.plan", str(tmp_path / "config.yaml"),
                           "--seconds", "40", "--cores", "4", "--data", str(shared_data),
                           "--json", "-", "--csv", str(tmp_path / "plan.csv")],
                          capture_output=True, text=True, timeout=300)

@@ -7,8 +7,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from milbench import plots as P
-from milbench import stats as S
+from milbench.report import plots as P
+from milbench.report import stats as S
 from milbench.testing import synthetic_scores
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -238,14 +238,14 @@ def test_cd_with_too_few_blocks_draws_explanation(tmp_path):
 
 
 def test_importing_plots_does_not_import_matplotlib():
-    code = "import sys, milbench.plots; print('matplotlib' in sys.modules)"
+    code = "import sys, milbench.report.plots; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True)
     assert out.stdout.strip() == "False"
 
 
 def test_cd_labels_drop_tune_grids_and_a_constant_none_selector():
-    from milbench.plots import _short_method_labels
+    from milbench.report.plots import _short_method_labels
     df = pd.DataFrame({
         "method": ['none + miordm(tune={"lam": [1, 2]})', "none + emdd",
                    'none + milr(C=1.0)', 'none + milr(C=10.0)'],

@@ -5,8 +5,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from milbench.features import reddit as rd
-from milbench.features.synthetic_reddit import HEADER, make_synthetic_reddit
+from milbench.chains import reddit as rd
+from milbench.chains.synthetic_reddit import HEADER, make_synthetic_reddit
 
 
 def frame(rows):

@@ -1,5 +1,5 @@
 """ReliefF-MI (hydr-mi.txt §3.1, Listing 1): diff functions against hand-computed values,
-bag-distance tables against milbench.distances and a brute-force loop, the Listing-1 weight
+bag-distance tables against milbench.classifiers.distances and a brute-force loop, the Listing-1 weight
 update, and recovery of informative features on synthetic bags for every metric."""
 from __future__ import annotations
 
@@ -9,9 +9,15 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 from sklearn.pipeline import Pipeline
 
-from milbench.distances import bag_distances
-from milbench.selectors.relieff import (METRICS, ReliefFMI, bag_neighbour_tables, diff_bags,
-                                        normalise, relieff_mi_weights)
+from milbench.classifiers.distances import bag_distances
+from milbench.selectors.relieff import (
+    METRICS,
+    ReliefFMI,
+    bag_neighbour_tables,
+    diff_bags,
+    normalise,
+    relieff_mi_weights,
+)
 
 # The paper's example sizes: R has 3 instances, the hit H 4, the miss M 6 (two features,
 # both with range max − min = 10 over the three bags, so diff_instance = |a − b| / 10).

@@ -8,9 +8,17 @@ import pandas as pd
 import pytest
 import yaml
 
+from milbench.report.reproduction import (
+    EXPERIMENTS,
+    TARGETS_DIR,
+    TOLERANCE,
+    TargetError,
+    load_targets,
+    reproduction_table,
+    targets,
+)
+
 from conftest import REPO
-from milbench.reproduction import (EXPERIMENTS, TARGETS_DIR, TOLERANCE, TargetError,
-                                   load_targets, reproduction_table, targets)
 
 PAPERS = REPO.parent / "shared" / "papers"
 
@@ -201,7 +209,7 @@ def test_report_captions_render(caption):
     from pathlib import Path
     from types import SimpleNamespace
 
-    from docutils.core import publish_parts     # both ship with snakemake (its --report)
+    from docutils.core import publish_parts  # both ship with snakemake (its --report)
     from jinja2 import Environment
 
     text = (Path(__file__).resolve().parents[1] / "workflow" / "report"

@@ -1,5 +1,5 @@
 """Reruns follow the code: run_method's `params: code=code_version` hashes the import closure of
-the core library modules and of the run's selector and classifier (milbench.codehash), so
+the core library modules and of the run's selector and classifier (milbench.experiment.codehash), so
 editing one method's module, or a helper only some methods import, reruns exactly those jobs
 (Snakemake's default rerun triggers include params). Each edit is undone after its test.
 
@@ -73,10 +73,10 @@ def test_unchanged_code_nothing_to_do(copy):
 
 @pytest.mark.parametrize("module, reruns", [
     ("classifiers/simple.py", ["mi-simple"]),            # a method's own module
-    ("distances.py", ["citation-knn"]),                   # a helper only Citation-kNN imports
+    ("classifiers/distances.py", ["citation-knn"]),       # a helper only Citation-kNN imports
     ("classifiers/wrapper.py", []),                       # imported by mi-bagging, not run here
-    ("stats.py", []),                                     # read by the stats rule only
-    ("bags.py", ["citation-knn", "mi-simple", "milr"]),   # core
+    ("report/stats.py", []),                              # read by the stats rule only
+    ("data/bags.py", ["citation-knn", "mi-simple", "milr"]),  # core
 ])
 def test_edit_reruns_exactly_the_importers(copy, module, reruns):
     with edited(copy / "workflow" / "milbench" / module):

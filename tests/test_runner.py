@@ -5,11 +5,11 @@ import logging
 import pandas as pd
 import pytest
 
-from milbench.config import experiment_defaults
-from milbench.folds import make_folds
-from milbench.pipeline import expand_methods
-from milbench.runner import CellError, experiment_settings, parse_cell, run_method
-from milbench.sources import load_builtin
+from milbench.data.folds import make_folds
+from milbench.data.sources import load_builtin
+from milbench.experiment.config import experiment_defaults
+from milbench.experiment.pipeline import expand_methods
+from milbench.experiment.runner import CellError, experiment_settings, parse_cell, run_method
 
 TIMING = ["fit_seconds", "fit_cpu_seconds", "predict_seconds"]
 EXP = experiment_defaults({"datasets": ["musk1"],
@@ -68,7 +68,7 @@ def _killed(bags, cell):
 
 
 def test_a_killed_worker_stops_the_job_instead_of_hanging():
-    from milbench.runner import map_cells
+    from milbench.experiment.runner import map_cells
     with pytest.raises(CellError, match=r"m: a worker died after \d of 4 cells \(killed: out of memory"):
         map_cells(_killed, (None,), [(0, 0), (0, 1), (0, 2), (0, 3)], threads=2, what="m")
 
@@ -92,7 +92,7 @@ def test_a_failure_stops_the_cells_still_running(tmp_path):
     terminated, not waited for."""
     import os
 
-    from milbench.runner import map_cells
+    from milbench.experiment.runner import map_cells
     pidfile = str(tmp_path / "pid")
     with pytest.raises(CellError, match=r"cell r0_f0 \(repeat 0, fold 0\) failed: ValueError: bad cell"):
         map_cells(_slow_or_failing, (pidfile,), [(0, 0), (0, 1)], threads=2, what="m")
@@ -104,7 +104,7 @@ def test_hydr_per_seed_rows_and_summary(musk1):
     """HyDR-MI combine="per-seed" (hydr-mi §4: five runs, results averaged): one row per seed
     and cell with a `seed` column; the best seed's row equals the combine="best" row (same GA
     runs); summarise averages over the seeds and folds."""
-    from milbench.pipeline import summarise
+    from milbench.experiment.pipeline import summarise
 
     hydr = {"name": "hydr-mi", "classifier": "@classifier", "percent": 0.1, "population_size": 6,
             "n_generations": 2, "n_seeds": 3, "inner_cv": 2}
@@ -138,14 +138,14 @@ def test_hydr_per_seed_rows_and_summary(musk1):
 
 
 def _cache_bound(cell):
-    from milbench.kernel_cache import CACHE
+    from milbench.utils.cache import CACHE
     return CACHE.max_bytes
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_each_worker_caches_at_most_half_its_share_of_the_job_memory(monkeypatch, threads):
-    from milbench.kernel_cache import CACHE, DEFAULT_MAX_BYTES
-    from milbench.runner import map_cells
+    from milbench.experiment.runner import map_cells
+    from milbench.utils.cache import CACHE, DEFAULT_MAX_BYTES
 
     monkeypatch.setenv("MILBENCH_MAX_MEMORY_GB", "1")     # the job's memory (as SLURM's)
     was = CACHE.max_bytes

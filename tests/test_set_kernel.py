@@ -9,10 +9,13 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validat
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import SVC
 
-from milbench.bags import BagError, Bags
-from milbench.classifiers.set_kernel import (SetKernelSVM, make_instance_kernel,
-                                             set_kernel_matrix, set_kernel_self)
-
+from milbench.classifiers.set_kernel import (
+    SetKernelSVM,
+    make_instance_kernel,
+    set_kernel_matrix,
+    set_kernel_self,
+)
+from milbench.data.bags import BagError, Bags
 
 
 def random_bags(n=25, d=4, seed=0):
@@ -86,8 +89,8 @@ def test_normalisations_match_definitions():
 
 
 def musk1_pooled_accuracy(data, normalize, seed):
+    from milbench.data.sources import load_dataset
     from milbench.preprocessing import BagScaler
-    from milbench.sources import load_dataset
     bags = load_dataset("musk1", data)
     y = bags.labels.astype(int)
     correct = 0

@@ -3,9 +3,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from milbench.sources import (SourceError, fetch, load_builtin, load_dataset, load_manifest,
-                              read_arff, read_c45, read_csv, read_mat, read_uci_musk,
-                              safe_extract)
+from milbench.data.sources import (
+    SourceError,
+    fetch,
+    load_builtin,
+    load_dataset,
+    load_manifest,
+    read_arff,
+    read_c45,
+    read_csv,
+    read_mat,
+    read_uci_musk,
+    safe_extract,
+)
 
 SHAPES = {"musk1": (92, 476, 47, 166), "musk2": (102, 6598, 39, 166),
           "elephant": (200, 1391, 100, 230), "fox": (200, 1320, 100, 230),

@@ -1,4 +1,4 @@
-"""Fold stages (milbench.stages): a selector fit served from a precomputed, classifier-independent
+"""Fold stages (milbench.experiment.stages): a selector fit served from a precomputed, classifier-independent
 state is identical to a normal fit for every downstream value; stage specs keep exactly the
 stage parameters; a state is never applied to other data or other stage parameters; Parquet
 round trip is exact; the stage survives clone inside GridSearchCV."""
@@ -13,16 +13,15 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.decomposition import PCA
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.pipeline import Pipeline
+from test_cvfs import two_view_bags
+from test_relieff import make_synthetic
 
-from milbench import stages
-from milbench.bags import Bags
 from milbench.classifiers.simple import MISimple
+from milbench.data.bags import Bags
+from milbench.experiment import stages
 from milbench.preprocessing import BagScaler
 from milbench.registry import make
 from milbench.selectors.relieff import ReliefFMI
-
-from test_cvfs import two_view_bags
-from test_relieff import make_synthetic
 
 SEED = 7
 

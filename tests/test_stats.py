@@ -13,8 +13,8 @@ from matplotlib.figure import Figure
 from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
-from milbench import stats as S
-from milbench.reproduction import targets
+from milbench.report import stats as S
+from milbench.report.reproduction import targets
 from milbench.testing import synthetic_scores
 
 matplotlib.use("Agg")

@@ -6,10 +6,11 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import GridSearchCV
 
+from milbench.data.bags import Bags
+from milbench.data.folds import make_folds
+from milbench.experiment.pipeline import Unlabeled, build_estimator, run_fold
+
 from conftest import toy_bags
-from milbench.bags import Bags
-from milbench.folds import make_folds
-from milbench.pipeline import Unlabeled, build_estimator, run_fold
 
 
 def linked_bags(n=40, seed=0):

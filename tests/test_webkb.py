@@ -1,4 +1,4 @@
-"""WebKB chain (milbench.graphs.webkb): header stripping, decoding, markup removal, stemming,
+"""WebKB chain (milbench.chains.webkb): header stripping, decoding, markup removal, stemming,
 passages, href resolution, TF-IDF, task datasets with bag / instance edges, and real data."""
 import io
 import json
@@ -7,9 +7,8 @@ import tarfile
 import numpy as np
 import pytest
 
-from milbench.graphs import webkb as W
-from milbench.graphs.synthetic_site import make_site
-
+from milbench.chains import webkb as W
+from milbench.chains.synthetic_site import make_site
 
 
 # ----------------------------------------------------------------------------- text
@@ -148,7 +147,7 @@ def test_synthetic_site_links_all_recovered(site_dir):
 
 
 def test_task_bags_edges_and_store_roundtrip(site_dir, tmp_path):
-    from milbench.store import read_bags, write_bags
+    from milbench.data.store import read_bags, write_bags
 
     site = W.read_site(site_dir)
     bags, vocab, idf = W.build_task_bags(site, "course", max_features=300, synthetic=True, seed=1)

@@ -85,10 +85,10 @@ TIMING = ["fit_seconds", "fit_cpu_seconds", "predict_seconds"]
 def test_method_jobs_equal_the_per_fold_design(finished_run):
     """Every row a method job wrote (its cells run together in one process, over 2 threads)
     equals the same cell run alone through run_fold, on every column except the timings."""
-    from milbench.config import experiment_defaults
-    from milbench.pipeline import aggregate, expand_methods
-    from milbench.runner import experiment_settings, run_cell
-    from milbench.store import read_bags
+    from milbench.data.store import read_bags
+    from milbench.experiment.config import experiment_defaults
+    from milbench.experiment.pipeline import aggregate, expand_methods
+    from milbench.experiment.runner import experiment_settings, run_cell
 
     wd, exp = finished_run, experiment_defaults(e2e_config()["experiments"]["tiny"])
     bags = read_bags(wd / "results/bags/musk1")
@@ -105,10 +105,10 @@ def test_method_jobs_equal_the_per_fold_design(finished_run):
 
 
 def test_notebook_entry_equals_the_workflow(finished_run):
-    """milbench.runner.run_experiment on the same bags and config entry gives the rows the
+    """milbench.experiment.runner.run_experiment on the same bags and config entry gives the rows the
     Snakemake run wrote, on every column but the timings."""
-    from milbench.runner import run_experiment
-    from milbench.store import read_bags
+    from milbench.data.store import read_bags
+    from milbench.experiment.runner import run_experiment
 
     wd = finished_run
     bags = read_bags(wd / "results/bags/musk1")
@@ -132,7 +132,7 @@ def test_one_cell_from_the_command_line(finished_run):
     wd = finished_run
     clf = next(p.stem for p in (wd / "results/tiny/runs/musk1/none").glob("milr*.parquet"))
     out = wd / "cell.parquet"
-    res = subprocess.run([sys.executable, "-m", "milbench.runner", "--configfile",
+    res = subprocess.run([sys.executable, "-m", "milbench.experiment.runner", "--configfile",
                           str(wd / "config.yaml"), "-d", str(wd), "--experiment", "tiny",
                           "--dataset", "musk1", "--selector", "none", "--classifier", clf,
                           "--cell", "r0_f1", "-o", str(out)], capture_output=True, text=True)
@@ -141,7 +141,7 @@ def test_one_cell_from_the_command_line(finished_run):
     ours = pd.read_parquet(wd / f"results/tiny/runs/musk1/none/{clf}.parquet")
     pd.testing.assert_frame_equal(pd.read_parquet(out).drop(columns=TIMING),
                                   ours[ours.fold == 1].reset_index(drop=True).drop(columns=TIMING))
-    bad = subprocess.run([sys.executable, "-m", "milbench.runner", "--configfile",
+    bad = subprocess.run([sys.executable, "-m", "milbench.experiment.runner", "--configfile",
                           str(wd / "config.yaml"), "-d", str(wd), "--experiment", "tiny",
                           "--dataset", "musk1", "--selector", "none", "--classifier", "nope",
                           "--cell", "r0_f1"], capture_output=True, text=True)

@@ -9,9 +9,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 from sklearn.tree import DecisionTreeClassifier
 
-from milbench.bags import BagError
 from milbench.classifiers.miboost import MIBoost, solve_bag_weight
 from milbench.classifiers.wrapper import MIWrapper, instance_weights
+from milbench.data.bags import BagError
+
 from conftest import witness_bags
 
 

@@ -63,7 +63,7 @@ def model(method, dataset):
 
 
 def cv_accuracy(method, dataset, seed=0):
-    from milbench.sources import load_dataset
+    from milbench.data.sources import load_dataset
     bags = load_dataset(dataset, DATA)
     y = bags.labels.astype(int)
     scale, est = model(method, dataset)

@@ -9,7 +9,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from milbench.bags import check_bags   # list of arrays or Bags -> validated list, 0/1 labels
+from milbench.data.bags import check_bags  # list of arrays or Bags -> validated list, 0/1 labels
 
 
 class MeanMaxPooling(ClassifierMixin, BaseEstimator):

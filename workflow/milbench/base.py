@@ -1,6 +1,6 @@
 """scikit-learn-compatible bases for MIL estimators.
 
-``__init__`` stores parameters only; ``fit(X, y)`` takes a :class:`~milbench.bags.Bags` or a
+``__init__`` stores parameters only; ``fit(X, y)`` takes a :class:`~milbench.data.bags.Bags` or a
 list of (n_i, d) arrays with 0/1 or ±1 labels and returns self; ``decision_function`` gives
 bag scores (positive class when > 0) and is separate from ``predict``.
 """
@@ -12,7 +12,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .bags import BagError, Bags, check_bags
+from milbench.data.bags import BagError, Bags, check_bags
 
 
 def validate_params(est):

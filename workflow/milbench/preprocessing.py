@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import MILTransformer
+from milbench.base import MILTransformer
 
 KINDS = ("minmax", "zscore", "none")
 

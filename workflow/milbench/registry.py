@@ -39,7 +39,7 @@ CLASSIFIERS = {
     "kisvm": "milbench.classifiers.kisvm:KISVM",
     "mildm": "milbench.classifiers.mildm:MILDM",
     "mirsvm": "milbench.classifiers.mirsvm:MIRSVM",
-    "view-ensemble": "milbench.selectors.view_baselines:ViewEnsemble",
+    "view-ensemble": "milbench.classifiers.view_ensemble:ViewEnsemble",
     "milsd": "milbench.classifiers.milsd:MILSD",
     "lcmf": "milbench.classifiers.lcmf:LCMF",
 }

@@ -123,7 +123,7 @@ def check_scores_shape(est, bags, y):
 def check_bags_container(est, bags, y):
     """Fit on the same training bags given as a Bags container and as a list of arrays, score
     the same new bags (other ids: a method may keep what it learnt of a training bag by id)."""
-    from .bags import Bags
+    from milbench.data.bags import Bags
     train = [b.astype(np.float32) for b in bags]          # the values a Bags container holds
     test, yt = toy_bags(seed=1, **CHECK_DATA)
     test = [b.astype(np.float32) for b in test]

@@ -9,15 +9,15 @@ from pathlib import Path
 # The library is importable without installation (scripts do the same via _paths.py).
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
-from milbench.codehash import code_hash, spec_modules
-from milbench.config import chain_settings
-from milbench.folds import check_protocol, fold_keys
-from milbench.pipeline import check_method, expand_methods
-from milbench.plan import job_mem_mb, job_runtime, job_threads
+from milbench.experiment.codehash import code_hash, spec_modules
+from milbench.experiment.config import chain_settings
+from milbench.data.folds import check_protocol, fold_keys
+from milbench.experiment.pipeline import check_method, expand_methods
+from milbench.experiment.plan import job_mem_mb, job_runtime, job_threads
 from milbench.registry import add_code_dirs
-from milbench.runner import experiment_settings, method_settings
-from milbench.stages import shared_stages
-from milbench.sources import load_manifest
+from milbench.experiment.runner import experiment_settings, method_settings
+from milbench.experiment.stages import shared_stages
+from milbench.data.sources import load_manifest
 
 add_code_dirs(config["code"])   # users' own methods, named 'module:Class'
 MANIFEST = load_manifest()
@@ -118,18 +118,19 @@ def n_cells(wildcards):
 
 def method_threads(wildcards):
     """A method job's threads: one per cell, at most ``threads.run``; Snakemake lowers it
-    further to --cores (milbench.plan.job_threads: `python -m milbench.plan` prints the same)."""
+    further to --cores (milbench.experiment.plan.job_threads: `python -m milbench.experiment.plan` prints the same)."""
     return job_threads(n_cells(wildcards), THREADS["run"])
 
 
 def method_runtime(wildcards, threads):
     """SLURM time limit in minutes: the experiment's ``runtime`` (minutes per cell) times the
-    cells each thread runs one after another (milbench.plan.job_runtime)."""
+    cells each thread runs one after another (milbench.experiment.plan.job_runtime)."""
     return job_runtime(EXPERIMENTS[wildcards.experiment]["runtime"], n_cells(wildcards), threads)
 
 
-CORE_MODULES = tuple(f"milbench.{m}" for m in ("bags", "base", "pipeline", "preprocessing",
-                                                   "folds", "store", "runner", "stages"))
+CORE_MODULES = ("milbench.data.bags", "milbench.base", "milbench.experiment.pipeline",
+                "milbench.preprocessing", "milbench.data.folds", "milbench.data.store",
+                "milbench.experiment.runner", "milbench.experiment.stages")
 
 
 def code_version(wildcards):

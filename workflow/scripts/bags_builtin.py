@@ -1,10 +1,9 @@
 import _paths  # noqa: F401 - puts workflow/ on sys.path
 from pathlib import Path
 
-from milbench.runlog import setup
-
-from milbench.sources import load_builtin
-from milbench.store import write_bags
+from milbench.data.sources import load_builtin
+from milbench.data.store import write_bags
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 name = snakemake.wildcards.dataset

@@ -1,7 +1,7 @@
 import _paths  # noqa: F401 - puts workflow/ on sys.path
-from milbench.runlog import setup
 
-from milbench.pipeline import check_run_files
+from milbench.experiment.pipeline import check_run_files
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 table = check_run_files(snakemake.input)

@@ -5,9 +5,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from milbench.features import images as im
-from milbench.runlog import setup
-from milbench.store import write_bags
+from milbench.chains import images as im
+from milbench.data.store import write_bags
+from milbench.utils.hashing import sha256_file
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 c = snakemake.params.cfg
@@ -17,7 +18,7 @@ src = Path(str(snakemake.params.source_file)) if snakemake.params.source_file el
 meta = {
     "source": info["source"],
     "synthetic": bool(info["synthetic"]),
-    "sha256": {str(src): im.file_sha256(src)} if src is not None and src.is_file() else {},
+    "sha256": {str(src): sha256_file(src)} if src is not None and src.is_file() else {},
     "chain": "corel images -> SAS segmentation -> HSV/HOG/LBP codebook histograms",
     "selection": info,
     "params": {k: v for k, v in c.items() if k != "synthetic"},

@@ -5,8 +5,8 @@ import time
 
 import pandas as pd
 
-from milbench.features import images as im
-from milbench.runlog import setup
+from milbench.chains import images as im
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 c = snakemake.params.cfg

@@ -6,8 +6,8 @@ from pathlib import Path
 import cv2
 import pandas as pd
 
-from milbench.features import images as im
-from milbench.runlog import setup
+from milbench.chains import images as im
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 c = snakemake.params.cfg

@@ -2,9 +2,9 @@
 import _paths  # noqa: F401 - puts workflow/ on sys.path
 import json
 
-from milbench.features import images as im
-from milbench.features.synthetic_scenes import is_synthetic
-from milbench.runlog import setup
+from milbench.chains import images as im
+from milbench.chains.synthetic_scenes import is_synthetic
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 c = snakemake.params.cfg

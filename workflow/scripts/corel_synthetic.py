@@ -1,7 +1,8 @@
 """Rule corel_synthetic: SYNTHETIC scenes in Corel-5k layout (offline stand-in)."""
 import _paths  # noqa: F401 - puts workflow/ on sys.path
-from milbench.features.synthetic_scenes import make_synthetic_scenes
-from milbench.runlog import setup
+
+from milbench.chains.synthetic_scenes import make_synthetic_scenes
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 p = snakemake.params.cfg

@@ -1,9 +1,8 @@
 import _paths  # noqa: F401 - puts workflow/ on sys.path
 from pathlib import Path
 
-from milbench.runlog import setup
-
-from milbench.coverage import write_coverage
+from milbench.report.coverage import write_coverage
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 dirs = {Path(f).parent.name: Path(f).parent for f in snakemake.input}   # results/bags/<dataset>/

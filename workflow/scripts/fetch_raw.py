@@ -1,7 +1,7 @@
 import _paths  # noqa: F401 - puts workflow/ on sys.path
-from milbench.runlog import setup
 
-from milbench.sources import fetch
+from milbench.data.sources import fetch
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 log.info("fetching %s", snakemake.wildcards.relpath)

@@ -1,8 +1,9 @@
 import _paths  # noqa: F401 - puts workflow/ on sys.path
-import pandas as pd
-from milbench.runlog import setup
 
-from milbench.plots import make_figures
+import pandas as pd
+
+from milbench.report.plots import make_figures
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 paths = make_figures(pd.read_parquet(snakemake.input[0]), snakemake.params.entries,

@@ -1,8 +1,9 @@
 import _paths  # noqa: F401 - puts workflow/ on sys.path
-import pandas as pd
-from milbench.runlog import setup
 
-from milbench.folds import make_folds
+import pandas as pd
+
+from milbench.data.folds import make_folds
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 bags = pd.read_parquet(snakemake.input.bags)

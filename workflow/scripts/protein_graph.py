@@ -3,10 +3,10 @@ labelled kNN substitute) -> `protein-graph`."""
 import _paths  # noqa: F401 - puts workflow/ on sys.path
 from pathlib import Path
 
-from milbench.graphs.protein import build_protein_graph
-from milbench.runlog import setup
-from milbench.sources import load_builtin
-from milbench.store import write_bags
+from milbench.chains.protein import build_protein_graph
+from milbench.data.sources import load_builtin
+from milbench.data.store import write_bags
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 c = snakemake.params.cfg

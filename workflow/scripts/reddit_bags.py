@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from milbench.features import reddit as rd
-from milbench.runlog import setup
-from milbench.store import write_bags
+from milbench.chains import reddit as rd
+from milbench.data.store import write_bags
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 c = snakemake.params.cfg

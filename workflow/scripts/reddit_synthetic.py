@@ -1,7 +1,8 @@
 """Rule reddit_synthetic: SYNTHETIC submissions CSV in SNAP's web-Reddit schema."""
 import _paths  # noqa: F401 - puts workflow/ on sys.path
-from milbench.features.synthetic_reddit import make_synthetic_reddit
-from milbench.runlog import setup
+
+from milbench.chains.synthetic_reddit import make_synthetic_reddit
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 p = snakemake.params.cfg

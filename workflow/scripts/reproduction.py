@@ -1,8 +1,9 @@
 import _paths  # noqa: F401 - puts workflow/ on sys.path
-import pandas as pd
-from milbench.runlog import setup
 
-from milbench.reproduction import reproduction_table
+import pandas as pd
+
+from milbench.report.reproduction import reproduction_table
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 table = reproduction_table(pd.read_csv(snakemake.input[0]), snakemake.wildcards.experiment,

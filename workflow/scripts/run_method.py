@@ -2,12 +2,12 @@ import _paths  # noqa: F401 - puts workflow/ on sys.path
 from pathlib import Path
 
 import pandas as pd
-from milbench.registry import add_code_dirs
-from milbench.runlog import setup
 
-from milbench.runner import run_method
-from milbench.stages import frame_to_stages
-from milbench.store import read_bags
+from milbench.data.store import read_bags
+from milbench.experiment.runner import run_method
+from milbench.experiment.stages import frame_to_stages
+from milbench.registry import add_code_dirs
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 add_code_dirs(snakemake.config["code"])

@@ -1,7 +1,7 @@
 import _paths  # noqa: F401 - puts workflow/ on sys.path
-from milbench.runlog import setup
 
-from milbench.pipeline import aggregate, summarise
+from milbench.experiment.pipeline import aggregate, summarise
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 scores = aggregate(snakemake.input.runs)

@@ -2,9 +2,9 @@ import _paths  # noqa: F401 - puts workflow/ on sys.path
 from pathlib import Path
 
 import pandas as pd
-from milbench.runlog import setup
 
-from milbench.stats import run_stats
+from milbench.report.stats import run_stats
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 out = Path(snakemake.output[0])

@@ -3,9 +3,9 @@ TF-IDF) with bag- and instance-level hyperlink edges."""
 import _paths  # noqa: F401 - puts workflow/ on sys.path
 from pathlib import Path
 
-from milbench.graphs import webkb as W
-from milbench.runlog import setup
-from milbench.store import write_bags
+from milbench.chains import webkb as W
+from milbench.data.store import write_bags
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 c = snakemake.params.cfg

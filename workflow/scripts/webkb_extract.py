@@ -1,9 +1,9 @@
-"""Rule webkb_extract: the WebKB archive -> folder (milbench.sources.safe_extract: no absolute
+"""Rule webkb_extract: the WebKB archive -> folder (milbench.data.sources.safe_extract: no absolute
 paths, no '..', no links out of the target)."""
 import _paths  # noqa: F401 - puts workflow/ on sys.path
 
-from milbench.graphs.webkb import extract_archive
-from milbench.runlog import setup
+from milbench.chains.webkb import extract_archive
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 extract_archive(snakemake.input[0], snakemake.output[0])

@@ -1,17 +1,17 @@
 """Rule webkb_parse: crawl folder -> parsed pages (stemmed tokens) + resolved hyperlinks."""
 import _paths  # noqa: F401 - puts workflow/ on sys.path
-import hashlib
 from pathlib import Path
 
-from milbench.graphs import webkb as W
-from milbench.runlog import setup
+from milbench.chains import webkb as W
+from milbench.utils.hashing import sha256_file
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 synthetic = bool(snakemake.params.synthetic)
 site = W.read_site(snakemake.input[0], hash_files=False)
 raw = {}
 for f in snakemake.params.raw_files:
-    h = hashlib.sha256(Path(f).read_bytes()).hexdigest() if Path(f).is_file() else None
+    h = sha256_file(f) if Path(f).is_file() else None
     raw[str(f)] = h
 site.sha256 = raw
 keep = W.linked_nodes(site)

@@ -1,8 +1,8 @@
 """Rule webkb_synthetic: a SYNTHETIC hyperlinked site in WebKB's layout (offline quickstart)."""
 import _paths  # noqa: F401 - puts workflow/ on sys.path
 
-from milbench.graphs.synthetic_site import make_site
-from milbench.runlog import setup
+from milbench.chains.synthetic_site import make_site
+from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 p = dict(snakemake.params.cfg)

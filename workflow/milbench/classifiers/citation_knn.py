@@ -2,8 +2,8 @@
 
 Bags are compared with the minimal Hausdorff distance h_min(A, B) = min_{a∈A, b∈B} ‖a − b‖
 (``metric="min"``; "max" / "avg" Hausdorff also accepted), computed for all bag pairs at once
-by :func:`milbench.distances.bag_distances`, through the per-process table cache
-(:func:`~milbench.distances.cached_bag_distances`): the candidates of an inner-CV grid over R
+by :func:`milbench.classifiers.distances.bag_distances`, through the per-process table cache
+(:func:`~milbench.classifiers.distances.cached_bag_distances`): the candidates of an inner-CV grid over R
 and C share the training and query tables of their fold.  For a query bag b:
 
 * references: the R training bags nearest to b;
@@ -30,8 +30,8 @@ from numbers import Integral
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from ..base import MILClassifier, options
-from ..distances import METRICS, cached_bag_distances, stacked_bag_distances
+from milbench.base import MILClassifier, options
+from milbench.classifiers.distances import METRICS, cached_bag_distances, stacked_bag_distances
 
 
 class CitationKNN(MILClassifier):

@@ -40,9 +40,9 @@ import numpy as np
 from scipy.optimize import minimize
 from sklearn.utils.metaestimators import available_if
 
-from ..bags import stack
-from ..base import MILClassifier
-from .warm import restrict
+from milbench.base import MILClassifier
+from milbench.classifiers.warm import restrict
+from milbench.data.bags import stack
 
 LN2 = float(np.log(2.0))
 _DMIN = 1e-10          # clamp on scaled squared distances (p ≤ 1 − 1e-10)

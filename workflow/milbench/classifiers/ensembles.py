@@ -34,21 +34,22 @@ from __future__ import annotations
 from numbers import Integral, Real
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 from sklearn.base import clone
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import has_fit_parameter
 
-from ..base import COUNT, MILClassifier, WeightedMILClassifier
-from .miboost import STOP_CODES
+from milbench.base import COUNT, MILClassifier, WeightedMILClassifier
+from milbench.classifiers.miboost import STOP_CODES
+
 
 def make_member(base, seed):
     """A fresh, unfitted member from a registry config dict or an estimator instance (None:
     MI-Wrapper around a tree)."""
     if base is None:
-        from .wrapper import MIWrapper
+        from milbench.classifiers.wrapper import MIWrapper
         base = MIWrapper(estimator="tree")
     if isinstance(base, dict):
-        from .. import registry
+        from milbench import registry
         if "name" not in base:
             raise ValueError(f"base config needs a 'name': {base!r}")
         est = registry.make("classifier", base)

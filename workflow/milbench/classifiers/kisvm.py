@@ -36,10 +36,10 @@ import numpy as np
 from scipy import sparse
 from sklearn.svm import SVC
 
-from ..bags import stack
-from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options
-from .miordm import representatives_stop, segment_argmax
-from .odm import KERNELS, kernel_matrix, resolve_gamma, sq_norms
+from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options
+from milbench.classifiers.miordm import representatives_stop, segment_argmax
+from milbench.classifiers.odm import KERNELS, kernel_matrix, resolve_gamma, sq_norms
+from milbench.data.bags import stack
 
 
 def averaging_matrix(offsets):

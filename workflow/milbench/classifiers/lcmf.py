@@ -27,8 +27,8 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
 
-from ..bags import Bags, BagError, check_bags, labels_to_01, stack
-from ..base import COUNT, POSITIVE, MILClassifier, validate_params
+from milbench.base import COUNT, POSITIVE, MILClassifier, validate_params
+from milbench.data.bags import BagError, Bags, check_bags, labels_to_01, stack
 
 
 def lcmf_objective(theta, A, Cm, k, alpha, gamma, beta, A_sq=None, C_sq=None):

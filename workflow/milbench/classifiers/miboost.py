@@ -30,9 +30,9 @@ from scipy.optimize import brentq
 from scipy.special import expit
 from sklearn.utils.validation import has_fit_parameter
 
-from ..bags import stack
-from ..base import COUNT, MILClassifier
-from ..estimators import make_estimator
+from milbench.base import COUNT, MILClassifier
+from milbench.data.bags import stack
+from milbench.utils.learners import make_estimator
 
 # diagnostics_["stop"]: why boosting ended (0 all rounds run, 1 every bag's error ≤ 0.5,
 # 2 every bag's error ≥ 0.5, 3 the optimal step c was not positive)

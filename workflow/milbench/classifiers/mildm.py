@@ -16,7 +16,7 @@ instance pool is *all* training instances, global discriminative mapping, then k
    which restricts W to nearest-neighbour bag pairs, is not implemented.)
 4. Every bag is mapped onto the DIP, φ_DIP(B) ∈ R^m, and a single-instance classifier is
    trained on the mapped training bags — kNN as in MIORDM's comparison (``estimator="knn"``);
-   any :func:`milbench.estimators.make_estimator` name (e.g. "svm") works.
+   any :func:`milbench.utils.learners.make_estimator` name (e.g. "svm") works.
 
 Choices (stated, not hidden): γ = None means 1/d; ``m`` is a fraction of the pool or a count
 (n_from_fraction); the DIP is chosen once by the global score (the TKDE paper's optimisation
@@ -27,10 +27,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bags import stack
-from ..base import FRACTION_OR_COUNT, MILClassifier, n_from_fraction
-from ..estimators import make_estimator
-from .odm import resolve_gamma, sq_norms
+from milbench.base import FRACTION_OR_COUNT, MILClassifier, n_from_fraction
+from milbench.classifiers.odm import resolve_gamma, sq_norms
+from milbench.data.bags import stack
+from milbench.utils.learners import make_estimator
 
 
 def bag_similarity_mapping(X, offsets, P, gamma, block_cols=1024, x_norms=None, p_norms=None):

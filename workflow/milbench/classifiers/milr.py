@@ -18,9 +18,9 @@ import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 
-from ..bags import segment_reduce, segment_softmax_weights, stack
-from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options
-from .warm import restrict
+from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options
+from milbench.classifiers.warm import restrict
+from milbench.data.bags import segment_reduce, segment_softmax_weights, stack
 
 COMBINE = ("softmax", "noisy-or", "mean", "geometric")
 _EPS = 1e-12

@@ -56,8 +56,8 @@ Departures and readings (stated, not hidden):
   tie, and the mean is a subgradient of the max there (Andrews et al.'s MI-SVM initialisation).
 * Edge weights w(p,q) are used as given (the paper assumes the canonical weight 1); sink nodes
   (out-degree 0) get d = 1.  ``degree="total"`` uses in+out degree, ``"none"`` no normalisation.
-* Graph edges come from ``X.edges`` (a :class:`~milbench.bags.Bags` with an edges DataFrame,
-  see :mod:`milbench.graphs`); a plain list of bags has no graph and gives MI-SVM (μ ignored).
+* Graph edges come from ``X.edges`` (a :class:`~milbench.data.bags.Bags` with an edges DataFrame,
+  see :mod:`milbench.chains`); a plain list of bags has no graph and gives MI-SVM (μ ignored).
   **Inductive by default**: only edges among the training bags enter the graph term.  Pass
   ``fit(X, y, unlabeled=U)`` (a Bags of unlabeled bags; edges in X.edges or U.edges that name
   bag ids of either container) for the paper's transductive setting, where unlabeled bags are
@@ -82,9 +82,9 @@ import warnings
 import numpy as np
 import scipy.sparse as sp
 
-from ..bags import Bags, BagError, check_bags, labels_to_01, stack
-from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, validate_params
-from ..kernel_cache import LRUCache
+from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, validate_params
+from milbench.data.bags import BagError, Bags, check_bags, labels_to_01, stack
+from milbench.utils.cache import LRUCache
 
 GRAPHS = ("bag", "instance", "both")
 DEGREES = ("out", "total", "none")
@@ -662,8 +662,9 @@ class MILSD(MILClassifier):
 
     def _graph(self, containers):
         """Bag- and instance-level edge arrays over the concatenation of ``containers``."""
-        from ..edges import check_edges
         import pandas as pd
+
+        from milbench.data.edges import check_edges
         ids, frames, inst = [], [], ([], [], [])
         row0 = 0
         for c in containers:

@@ -42,7 +42,7 @@ K(R, R) (Eq. 27) and K(X, R_sv) (Eq. 32).  Three ways to get them, the same mode
   input) and, when its lower triangle fits
   ``PACKED_KERNEL_MAX_BYTES`` (150 MiB, N + n_bags ≤ 6,270; at most a fifth of the cache's
   bound) and the memory left, the whole kernel is computed once, stored packed in float64
-  (odm.packed_kernel; half of the square) and kept in :data:`milbench.kernel_cache.CACHE` —
+  (odm.packed_kernel; half of the square) and kept in :data:`milbench.utils.cache.CACHE` —
   every candidate of an inner-CV grid (λ, θ, μ leave the kernel unchanged) on the same fold
   reuses it: K(R, R) is gathered from it and K(X, R_sv)·coef is one symmetric packed
   matrix-vector product (BLAS dspmv).  The cache's 768 MiB hold the five inner folds' kernels
@@ -64,13 +64,23 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval
 
-from ..bags import stack
-from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier
-from ..kernel_cache import memory_limit
-from . import odm
-from .odm import (cached_kernel, cached_packed_kernel, kernel_matrix, odm_c, packed_block,
-                  packed_matvec, packed_size, primal_objective, resolve_gamma, solve_odm_dual,
-                  sq_norms)
+from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier
+from milbench.classifiers import odm
+from milbench.classifiers.odm import (
+    cached_kernel,
+    cached_packed_kernel,
+    kernel_matrix,
+    odm_c,
+    packed_block,
+    packed_matvec,
+    packed_size,
+    primal_objective,
+    resolve_gamma,
+    solve_odm_dual,
+    sq_norms,
+)
+from milbench.data.bags import stack
+from milbench.utils.cache import memory_limit
 
 FULL_KERNEL_MAX_BYTES = 32 * 2**20   # cap on the kernel of all instances and bag means
 PACKED_KERNEL_MAX_BYTES = 150 * 2**20   # sparse input: cap on the packed (half) kernel

@@ -40,9 +40,9 @@ import numpy as np
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 from sklearn.svm import SVC
 
-from ..bags import stack
-from ..base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options
-from .set_kernel import resolve_gamma, scaled_C
+from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options
+from milbench.classifiers.set_kernel import resolve_gamma, scaled_C
+from milbench.data.bags import stack
 
 KERNELS = ("linear", "rbf", "poly")
 PRECOMPUTE = ("auto", True, False)

@@ -46,7 +46,7 @@ from scipy.linalg.blas import daxpy, dspmv
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 
-from ..kernel_cache import CACHE, fingerprint
+from milbench.utils.cache import CACHE, fingerprint
 
 KERNELS = ("rbf", "linear")
 
@@ -99,7 +99,7 @@ def kernel_matrix(A, B, kernel="rbf", gamma=1.0, a_norms=None, b_norms=None):
 
 
 def cached_kernel(X, kernel="rbf", gamma=1.0):
-    """K(X, X) of :func:`kernel_matrix` through the per-process :data:`~milbench.kernel_cache.CACHE`
+    """K(X, X) of :func:`kernel_matrix` through the per-process :data:`~milbench.utils.cache.CACHE`
     (read-only): the Gram matrix of Eq. 27 depends only on the data, the kernel and γ, so the
     candidates of an inner-CV grid over λ, θ, μ share it."""
     X = np.asarray(X, dtype=float)
@@ -152,7 +152,7 @@ def packed_matvec(P, cols, coef):
 
 
 def cached_packed_kernel(Zs, kernel="rbf", gamma=1.0, norms=None):
-    """:func:`packed_kernel` of a CSR matrix through :data:`~milbench.kernel_cache.CACHE`,
+    """:func:`packed_kernel` of a CSR matrix through :data:`~milbench.utils.cache.CACHE`,
     keyed by the CSR arrays' contents (a fraction of the dense bytes to hash)."""
     key = ("packed-kernel", kernel, float(gamma), Zs.shape,
            fingerprint(Zs.data, Zs.indices, Zs.indptr))

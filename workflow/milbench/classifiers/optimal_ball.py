@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..bags import BagError, check_bags, stack
-from ..base import MILClassifier
-from .diverse_density import best_thresholds
+from milbench.base import MILClassifier
+from milbench.classifiers.diverse_density import best_thresholds
+from milbench.data.bags import BagError, check_bags, stack
 
 _BLOCK_ELEMS = 4_000_000      # centres × instances per distance block
 

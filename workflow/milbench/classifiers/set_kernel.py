@@ -38,8 +38,8 @@ import numpy as np
 from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
 from sklearn.svm import SVC
 
-from ..bags import stack
-from ..base import NON_NEGATIVE, POSITIVE, MILClassifier
+from milbench.base import NON_NEGATIVE, POSITIVE, MILClassifier
+from milbench.data.bags import stack
 
 INSTANCE_KERNELS = ("rbf", "poly")
 NORMALIZATIONS = ("none", "averaging", "featurespace")

@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import clone
 
-from ..bags import segment_reduce, stack
-from ..base import MILClassifier
-from ..estimators import make_estimator, reusable, sklearn_checked
+from milbench.base import MILClassifier
+from milbench.data.bags import segment_reduce, stack
+from milbench.utils.learners import make_estimator, reusable, sklearn_checked
 
 STATISTICS = ("minmax", "mean", "meanminmax")
 
@@ -47,7 +47,7 @@ def bag_decision(est, Z):
 
 
 class MISimple(MILClassifier):
-    """Bag statistics -> scikit-learn classifier named by ``estimator`` (see milbench.estimators)."""
+    """Bag statistics -> scikit-learn classifier named by ``estimator`` (see milbench.utils.learners)."""
 
     def __init__(self, estimator="logistic", estimator_params=None, statistic="minmax",
                  random_state=None):

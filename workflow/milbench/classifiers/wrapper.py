@@ -2,7 +2,7 @@
 data"; Weka ``MIWrapper``; hydr-mi.txt §4.1.2) [mi-wrapper].
 
 Training: every instance inherits its bag's label and a weight, and one single-instance
-scikit-learn classifier (``estimator``: any name :func:`milbench.estimators.make_estimator` knows)
+scikit-learn classifier (``estimator``: any name :func:`milbench.utils.learners.make_estimator` knows)
 is fitted on all instances.  Weights (``weighting``):
 
 * ``"inverse"`` (default; Weka's -A 3): w_ij = N / (B · n_i), proportional to 1/|bag|, so every
@@ -39,9 +39,9 @@ from scipy.special import expit
 from sklearn.base import clone
 from sklearn.utils.validation import has_fit_parameter
 
-from ..bags import stack
-from ..base import WeightedMILClassifier
-from ..estimators import make_estimator, reusable, sklearn_checked
+from milbench.base import WeightedMILClassifier
+from milbench.data.bags import stack
+from milbench.utils.learners import make_estimator, reusable, sklearn_checked
 
 AGGREGATIONS = ("arithmetic", "geometric", "max")
 WEIGHTINGS = ("inverse", "none")

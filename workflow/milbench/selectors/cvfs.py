@@ -46,9 +46,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import stages
-from ..base import n_from_fraction
-from .view_baselines import ViewSelector, minmax_scale
+from milbench.base import n_from_fraction
+from milbench.experiment import stages
+from milbench.selectors.view_baselines import ViewSelector, minmax_scale
 
 _LAMBDA_FLOOR = 1e-12
 
@@ -151,9 +151,9 @@ class CVFS(ViewSelector):
         self.views = views
 
     def _stage_state(self, bags, y, ranges=None):
-        """Fold stage (milbench.stages): φ(s) of every view (default: all views), computed per
+        """Fold stage (milbench.experiment.stages): φ(s) of every view (default: all views), computed per
         view (representatives are found per view); m, r, max_iter, view act downstream."""
-        from ..bags import stack
+        from milbench.data.bags import stack
 
         X, offsets = stack(bags)
         X = minmax_scale(X)

@@ -69,19 +69,18 @@ gets a seed derived from ``random_state``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import Interval
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
 
-from .. import stages
-from ..bags import stack
-from ..base import COUNT, PROBABILITY, FeatureSubsetTransformer, options, validate_params
-from .relieff import ReliefFMI
+from milbench.base import COUNT, PROBABILITY, FeatureSubsetTransformer, options, validate_params
+from milbench.data.bags import stack
+from milbench.experiment import stages
+from milbench.selectors.relieff import ReliefFMI
 
 COMBINE = ("majority", "best", "per-seed")
 FITNESS = ("cv", "train")
@@ -352,7 +351,7 @@ class HyDRMI(FeatureSubsetTransformer):
     n_jobs : joblib workers for fitness evaluations (None = 1).
     random_state : seeds ReliefF-MI sampling, inner folds, GA runs and the classifier.
 
-    Fold stage (milbench.stages): the ReliefF-MI weights of step 1 (metric, k, m,
+    Fold stage (milbench.experiment.stages): the ReliefF-MI weights of step 1 (metric, k, m,
     instance_metric and the derived sampling seed); everything else is downstream.
     """
 
@@ -406,7 +405,7 @@ class HyDRMI(FeatureSubsetTransformer):
             if str(spec.get("name", "")).startswith("@"):
                 raise ValueError(f"classifier {spec['name']!r} is a placeholder the pipeline "
                                  "should have replaced with the run's classifier config")
-            from ..registry import make
+            from milbench.registry import make
             clf = make("classifier", spec)
         else:
             clf = clone(spec)
@@ -424,7 +423,7 @@ class HyDRMI(FeatureSubsetTransformer):
         return ReliefFMI(self.metric, self.k, self.m, self.percent, self.instance_metric,
                          random_state=seed)
 
-    # fold stage (milbench.stages): the ReliefF-MI weighting (§3.1), classifier-independent
+    # fold stage (milbench.experiment.stages): the ReliefF-MI weighting (§3.1), classifier-independent
     def _stage_random_state(self):
         return int(self._seeds()[1])
 
@@ -480,7 +479,7 @@ class HyDRMI(FeatureSubsetTransformer):
         self.ranking_ = self.relieff_.ranking_
         self.support_ = filt[final]                       # ReliefF rank order is kept
         self.seed_subsets_ = [filt[mk] for mk in masks]
-        # per-seed: every seed is its own result (milbench.pipeline.run_fold scores each)
+        # per-seed: every seed is its own result (milbench.experiment.pipeline.run_fold scores each)
         self.result_supports_ = self.seed_subsets_ if self.combine == "per-seed" else None
         self.seed_fitness_ = fits
         self.fitness_history_ = np.array([r.history for r in runs])

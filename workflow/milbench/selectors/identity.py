@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..base import FeatureSubsetTransformer
+from milbench.base import FeatureSubsetTransformer
 
 
 class NoSelection(FeatureSubsetTransformer):

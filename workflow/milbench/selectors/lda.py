@@ -10,9 +10,9 @@ import warnings
 
 import numpy as np
 
-from .. import stages
-from ..bags import stack
-from ..base import MILTransformer
+from milbench.base import MILTransformer
+from milbench.data.bags import stack
+from milbench.experiment import stages
 
 
 class BagLDA(MILTransformer):
@@ -28,7 +28,7 @@ class BagLDA(MILTransformer):
         self.tol = tol
 
     def _stage_state(self, bags, y01):
-        """Fold stage (milbench.stages): the fitted discriminant's attributes."""
+        """Fold stage (milbench.experiment.stages): the fitted discriminant's attributes."""
         X, offsets = stack(bags)
         yi = np.repeat(y01, np.diff(offsets))
         lda = self._make_lda()

@@ -82,13 +82,13 @@ import time
 from numbers import Integral
 
 import numpy as np
-from sklearn.utils._param_validation import Interval, StrOptions
 from scipy.optimize import minimize
 from scipy.special import expit
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from ..bags import check_bags, segment_softmax_weights, stack
-from ..base import FRACTION_OR_COUNT, NON_NEGATIVE, MILTransformer, n_from_fraction
-from ..kernel_cache import LRUCache, fingerprint
+from milbench.base import FRACTION_OR_COUNT, NON_NEGATIVE, MILTransformer, n_from_fraction
+from milbench.data.bags import check_bags, segment_softmax_weights, stack
+from milbench.utils.cache import LRUCache, fingerprint
 
 _ARMIJO_C = 1e-4
 _MAX_BACKTRACK = 40
@@ -154,7 +154,7 @@ except ImportError:  # pragma: no cover - another scipy: lbfgsb falls back to mi
 # -- per-process reuse of fits --------------------------------------------------------------
 class FitCache(LRUCache):
     """Fitted MIDR states of this process, least recently used first out, within
-    ``max_bytes``; keyed on the training data's :func:`~milbench.kernel_cache.fingerprint` and
+    ``max_bytes``; keyed on the training data's :func:`~milbench.utils.cache.fingerprint` and
     the parameters the fit depends on.  An inner CV that joins MIDR's (C1, C2) with a
     classifier's C refits the same MIDR once per C; and every grid point whose H stays ≡ 0
     (C1/C2 ≥ max|A_ij| over the iterates, e.g. any C1 ≥ C2 as |A_ij| ≤ 1) gives the same A

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import stages
-from ..base import FRACTION_OR_COUNT, MILTransformer, n_from_fraction
+from milbench.base import FRACTION_OR_COUNT, MILTransformer, n_from_fraction
+from milbench.experiment import stages
 
 
 def truncated_pca(state, k, random_state=None):
@@ -33,7 +33,7 @@ def truncated_pca(state, k, random_state=None):
 
 class BagPCA(MILTransformer):
     """PCA fitted on the stacked training instances; ``dims`` is a fraction of D or a count.
-    Fold stage (milbench.stages): the full SVD; ``dims`` only truncates it."""
+    Fold stage (milbench.experiment.stages): the full SVD; ``dims`` only truncates it."""
 
     _parameter_constraints = {
         "dims": FRACTION_OR_COUNT,

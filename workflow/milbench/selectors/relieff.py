@@ -22,7 +22,7 @@ The instance distance ``d`` is, as in the paper ("the sum of the distances of al
 (Manhattan distance)"), the sum of ``diff_instance`` over all features, i.e. the L1 distance of
 range-normalised instances (``instance_metric="manhattan"``); ``"euclidean"`` gives the L2
 distance of the same normalised instances (then the bag distances equal
-``milbench.distances.bag_distances`` on the normalised bags — tested).
+``milbench.classifiers.distances.bag_distances`` on the normalised bags — tested).
 
 Vectorised: one blocked pass over the (instances of the sampled bags) × (all instances)
 distance matrix yields, with segment reductions, every instance's nearest instance in every bag
@@ -54,9 +54,15 @@ import numpy as np
 from scipy.spatial.distance import cdist
 from sklearn.utils import check_random_state
 
-from .. import stages
-from ..bags import stack
-from ..base import COUNT, FRACTION_OR_COUNT, FeatureSubsetTransformer, n_from_fraction, options
+from milbench.base import (
+    COUNT,
+    FRACTION_OR_COUNT,
+    FeatureSubsetTransformer,
+    n_from_fraction,
+    options,
+)
+from milbench.data.bags import stack
+from milbench.experiment import stages
 
 METRICS = ("max", "min", "avg", "adapted")
 INSTANCE_METRICS = ("manhattan", "euclidean")
@@ -324,7 +330,7 @@ class ReliefFMI(FeatureSubsetTransformer):
     bags, paper 180; both capped by the data), percent (fraction or count of features kept;
     None = W > 0), instance_metric ('manhattan' as in the paper, or 'euclidean'),
     random_state (bag sampling when m < #bags), block_size (elements per distance block).
-    Fold stage (milbench.stages): W and the sampling diagnostics; ``percent`` is downstream.
+    Fold stage (milbench.experiment.stages): W and the sampling diagnostics; ``percent`` is downstream.
     """
 
     _parameter_constraints = {
@@ -351,7 +357,7 @@ class ReliefFMI(FeatureSubsetTransformer):
         state = stages.lookup(self, bags, y)
         self._fit_stage_state(self._stage_state(bags, y) if state is None else state)
 
-    # fold stage (milbench.stages): W and the sampling diagnostics do not depend on percent
+    # fold stage (milbench.experiment.stages): W and the sampling diagnostics do not depend on percent
     def _stage_random_state(self):
         return self.random_state
 

@@ -1,6 +1,6 @@
 """Multi-view MI feature-selection baselines of cvfs-mil.txt §4.1 ([big], [iig], [fs]) under the
-view-combination strategies I / II / III, and the per-view ensemble classifier
-[view-ensemble] that strategy III needs.
+view-combination strategies I / II / III, (the per-view ensemble classifier that
+strategy III needs is :class:`milbench.classifiers.view_ensemble.ViewEnsemble`).
 
 Baseline scores (the paper only names them; its ref. [5], Gan & Yin, is not available here, so
 the exact scores are our definitions, stated below):
@@ -22,16 +22,16 @@ the exact scores are our definitions, stated below):
 View strategies (``strategy`` parameter): ``"I"`` top-m/v features of each view (m split as
 evenly as possible, remainders to the first views), concatenated; ``"II"`` views
 concatenated, global top-m of the raw scores; ``"III"`` the same selection as I, to be used
-with the :class:`ViewEnsemble` classifier (one classifier per view, averaged) — strategy III is
+with the :class:`~milbench.classifiers.view_ensemble.ViewEnsemble` classifier (one classifier per view, averaged) — strategy III is
 a classifier-level combination, so the selector only has to keep the views apart.
 ``view`` restricts a selector to one view (the paper's single-view "X+MI" baselines).
 
-Views come from the input :class:`~milbench.bags.Bags` (``X.views``, when it carries named
+Views come from the input :class:`~milbench.data.bags.Bags` (``X.views``, when it carries named
 views) or from the ``views`` parameter (a list of view sizes, a list of (start, stop) pairs, or
 a dict name -> (start, stop)); the pipeline sets ``views`` to the dataset's view sizes.
 ``transform`` keeps the views: its output columns are the selected features grouped by view
 (view order, ranked inside a view) and a Bags output carries ``views`` for them, which is what
-:class:`ViewEnsemble` reads.  ``support_`` lists the selected columns in rank order.
+:class:`~milbench.classifiers.view_ensemble.ViewEnsemble` reads.  ``support_`` lists the selected columns in rank order.
 """
 from __future__ import annotations
 
@@ -39,9 +39,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from .. import stages
-from ..bags import Bags, check_bags
-from ..base import FeatureSubsetTransformer, MILClassifier, n_from_fraction
+from milbench.base import FeatureSubsetTransformer, n_from_fraction
+from milbench.data.bags import Bags, check_bags, resolve_views
+from milbench.experiment import stages
 
 STRATEGIES = ("I", "II", "III")
 
@@ -49,37 +49,6 @@ STRATEGIES = ("I", "II", "III")
 # --------------------------------------------------------------------------------------------
 # views
 # --------------------------------------------------------------------------------------------
-def resolve_views(X, views, n_features):
-    """Ordered (names, ranges) of the feature views: named Bags views first, then the
-    ``views`` parameter, else one view "x" holding every column."""
-    if isinstance(X, Bags) and X.views and list(X.views) != ["x"]:
-        names = list(X.views)
-        ranges = [tuple(int(v) for v in X.views[n]) for n in names]
-    elif views is not None:
-        if isinstance(views, dict):
-            names = list(views)
-            ranges = [tuple(int(v) for v in views[n]) for n in names]
-        else:
-            views = list(views)
-            if all(np.isscalar(v) for v in views):
-                edges = np.r_[0, np.cumsum([int(v) for v in views])]
-                ranges = [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
-            else:
-                ranges = [(int(a), int(b)) for a, b in views]
-            names = [f"view{k}" for k in range(len(ranges))]
-    else:
-        names, ranges = ["x"], [(0, n_features)]
-    cover = np.zeros(n_features, int)
-    for (a, b), n in zip(ranges, names):
-        if not 0 <= a < b <= n_features:
-            raise ValueError(f"view {n!r} range ({a}, {b}) outside the {n_features} features")
-        cover[a:b] += 1
-    if (cover != 1).any():
-        raise ValueError(f"views {dict(zip(names, ranges))} must partition the {n_features} "
-                         "features exactly once")
-    return names, ranges
-
-
 def split_m(m, sizes):
     """Split m selected features over views as evenly as possible (capped by view sizes)."""
     sizes = np.asarray(sizes, int)
@@ -196,7 +165,7 @@ def best_split_information_gain(V, y):
 
 def bag_statistic(X, offsets, statistic="max"):
     """(n_bags, d) per-bag summary of stacked instances."""
-    from ..bags import segment_reduce
+    from milbench.data.bags import segment_reduce
 
     if statistic == "max":
         return segment_reduce(X, offsets, np.maximum)
@@ -209,7 +178,7 @@ def bag_statistic(X, offsets, statistic="max"):
 
 def bag_information_gain(bags, y, statistic="max"):
     """[big] score per feature (module docstring)."""
-    from ..bags import stack
+    from milbench.data.bags import stack
 
     X, offsets = stack(bags)
     return best_split_information_gain(bag_statistic(X, offsets, statistic), y)
@@ -217,7 +186,7 @@ def bag_information_gain(bags, y, statistic="max"):
 
 def instance_information_gain(bags, y):
     """[iig] score per feature: instances inherit their bag's label."""
-    from ..bags import stack
+    from milbench.data.bags import stack
 
     X, offsets = stack(bags)
     return best_split_information_gain(X, np.repeat(y, np.diff(offsets)))
@@ -231,7 +200,7 @@ def pairwise_bag_reliability(bags, y, buffer_elems=1 << 22):
     Cost Θ(N_instances · N_negative_instances · d) — every bag pair is compared feature by
     feature; features are processed in chunks through one preallocated float32 buffer of about
     ``buffer_elems`` elements."""
-    from ..bags import stack
+    from milbench.data.bags import stack
 
     X, offsets = stack(bags)
     X = minmax_scale(X).astype(np.float32)
@@ -289,7 +258,7 @@ class _ScoreViewSelector(ViewSelector):
         return sel[np.argsort(-scores[sel], kind="stable")]
 
     def _stage_state(self, bags, y):
-        """Fold stage (milbench.stages): scores of all columns, whatever m / strategy / views."""
+        """Fold stage (milbench.experiment.stages): scores of all columns, whatever m / strategy / views."""
         return {"scores": np.asarray(self._scores(bags, y), float)}
 
     def _fit(self, bags, y):
@@ -340,66 +309,3 @@ class PairwiseBagReliability(_ScoreViewSelector):
 
     def _scores(self, bags, y):
         return pairwise_bag_reliability(bags, y)
-
-
-# --------------------------------------------------------------------------------------------
-# strategy III: one classifier per view, averaged
-# --------------------------------------------------------------------------------------------
-class ViewEnsemble(MILClassifier):
-    """[view-ensemble] One copy of a base MIL classifier per feature view, averaged
-    (cvfs-mil.txt §4.1, strategy III, after Mayo & Frank's multi-view MI ensembles).
-
-    ``base`` is a classifier registry name (default ``milr``) and ``base_params`` its
-    parameters.  Views come from the input Bags (e.g. a view-aware selector's output) or the
-    ``views`` parameter (as for the selectors).  Decision: with ``combine="proba"`` the mean of
-    the members' positive-class probabilities p̄, reported as log(p̄ / (1 − p̄)) (> 0 iff
-    p̄ > ½); with ``combine="decision"`` (or members without predict_proba) the mean decision.
-    """
-
-    def __init__(self, base="milr", base_params=None, combine="proba", views=None,
-                 random_state=None):
-        self.base = base
-        self.base_params = base_params
-        self.combine = combine
-        self.views = views
-        self.random_state = random_state
-
-    def fit(self, X, y):
-        bags, _, _ = check_bags(X)
-        try:
-            self.view_names_, self.view_ranges_ = resolve_views(X, self.views, bags[0].shape[1])
-        except ValueError as e:
-            raise ValueError(f"[view-ensemble] {e}. It needs the views of its input: pass Bags "
-                             "that carry them (a view-aware selector's output); scikit-learn's "
-                             "inner CV (`tune`) indexes Bags into plain lists and loses them") from e
-        return super().fit(X, y)
-
-    def _make_base(self):
-        from ..registry import make
-
-        est = make("classifier", {"name": self.base, **(self.base_params or {})})
-        if "random_state" in est.get_params() and self.random_state is not None:
-            est.set_params(random_state=self.random_state)
-        return est
-
-    def _fit(self, bags, y):
-        if self.combine not in ("proba", "decision"):
-            raise ValueError(f"combine must be proba | decision, got {self.combine!r}")
-        self.estimators_ = []
-        for a, b in self.view_ranges_:
-            est = self._make_base()
-            est.fit([x[:, a:b] for x in bags], y)
-            self.estimators_.append(est)
-        self.diagnostics_ = {"n_views": len(self.estimators_)}
-
-    def _decision(self, bags):
-        use_proba = self.combine == "proba" and all(hasattr(e, "predict_proba") for e in self.estimators_)
-        parts = []
-        for est, (a, b) in zip(self.estimators_, self.view_ranges_):
-            sub = [x[:, a:b] for x in bags]
-            parts.append(est.predict_proba(sub)[:, 1] if use_proba else est.decision_function(sub))
-        mean = np.mean(parts, axis=0)
-        if not use_proba:
-            return mean
-        p = np.clip(mean, 1e-12, 1 - 1e-12)
-        return np.log(p) - np.log1p(-p)

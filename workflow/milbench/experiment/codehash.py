@@ -17,7 +17,7 @@ import sysconfig
 from pathlib import Path
 
 PACKAGE = "milbench"
-ROOT = Path(__file__).resolve().parent          # workflow/milbench
+ROOT = Path(__file__).resolve().parents[1]      # workflow/milbench
 _INSTALLED = {Path(sysconfig.get_paths()[k]).resolve() for k in ("stdlib", "purelib", "platlib")}
 
 
@@ -103,7 +103,7 @@ def spec_modules(spec):
     """Modules a config entry names: through the registry, its own ``name`` and every registry
     name nested in its parameters (an ensemble's ``base``, HyDR-MI's target); a user's
     'module:Class' name gives its module."""
-    from .registry import CLASSIFIERS, SELECTORS
+    from milbench.registry import CLASSIFIERS, SELECTORS
 
     tables = {**SELECTORS, **CLASSIFIERS}
     found = set()

@@ -100,7 +100,7 @@ class Bags:
             if len(idx) else np.zeros(0, dtype=np.int64)
         edges = None
         if self.edges is not None:  # keep the graph among the kept bags / instances
-            from .edges import subset_edges
+            from milbench.data.edges import subset_edges
             edges = subset_edges(self.edges, self.bag_ids[idx], rows)
         return replace(
             self,
@@ -216,3 +216,34 @@ def segment_softmax_weights(s, offsets, alpha):
     bag_max = segment_reduce(s, offsets, np.maximum)
     e = np.exp(alpha * (s - np.repeat(bag_max, np.diff(offsets))))
     return e / np.repeat(segment_reduce(e, offsets, np.add), np.diff(offsets))
+
+
+def resolve_views(X, views, n_features):
+    """Ordered (names, ranges) of the feature views: named Bags views first, then the
+    ``views`` parameter, else one view "x" holding every column."""
+    if isinstance(X, Bags) and X.views and list(X.views) != ["x"]:
+        names = list(X.views)
+        ranges = [tuple(int(v) for v in X.views[n]) for n in names]
+    elif views is not None:
+        if isinstance(views, dict):
+            names = list(views)
+            ranges = [tuple(int(v) for v in views[n]) for n in names]
+        else:
+            views = list(views)
+            if all(np.isscalar(v) for v in views):
+                edges = np.r_[0, np.cumsum([int(v) for v in views])]
+                ranges = [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:])]
+            else:
+                ranges = [(int(a), int(b)) for a, b in views]
+            names = [f"view{k}" for k in range(len(ranges))]
+    else:
+        names, ranges = ["x"], [(0, n_features)]
+    cover = np.zeros(n_features, int)
+    for (a, b), n in zip(ranges, names):
+        if not 0 <= a < b <= n_features:
+            raise ValueError(f"view {n!r} range ({a}, {b}) outside the {n_features} features")
+        cover[a:b] += 1
+    if (cover != 1).any():
+        raise ValueError(f"views {dict(zip(names, ranges))} must partition the {n_features} "
+                         "features exactly once")
+    return names, ranges

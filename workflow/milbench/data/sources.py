@@ -1,12 +1,11 @@
 """Dataset sources: loaders for every supported format, checksummed downloads from the
 canonical host or a mirror, safe archive extraction, and the offline copies in the `mil` package.
 
-Every loader returns a :class:`~milbench.bags.Bags` and raises :class:`SourceError` naming the
+Every loader returns a :class:`~milbench.data.bags.Bags` and raises :class:`SourceError` naming the
 file and line of malformed input.
 """
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import logging
 import os
@@ -20,9 +19,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .bags import Bags, BagError
+from milbench.data.bags import BagError, Bags
+from milbench.utils.hashing import sha256_file
 
-MANIFEST = Path(__file__).resolve().parents[2] / "resources" / "sources.yaml"
+MANIFEST = Path(__file__).resolve().parents[3] / "resources" / "sources.yaml"
 FORMATS = ("csv", "arff", "c45", "mat", "uci-musk", "parquet")
 
 
@@ -36,14 +36,6 @@ def load_manifest(path=MANIFEST):
 
 
 # ----------------------------------------------------------------------------- downloads
-def sha256_of(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def source_url(entry, mirror=None):
     """Where to fetch one manifest file: the mirror (dir or URL) + its path, else canonical URL."""
     if not mirror:
@@ -66,7 +58,7 @@ def fetch(entry, dest, mirror=None, timeout=60):
     try:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(url, timeout=timeout) as resp:
             shutil.copyfileobj(resp, out, 1 << 20)
-        got = sha256_of(tmp)
+        got = sha256_file(tmp)
         if got != entry["sha256"]:
             raise SourceError(f"checksum mismatch for {url}: expected sha256 {entry['sha256']}, "
                               f"got {got}; file discarded")
@@ -445,7 +437,7 @@ def read_any(fmt, path, names=None, positive=None, mixed_labels="error"):
     """Load a dataset of a given format (user datasets; the formats are laid out in the README).
     ``positive`` declares the positive class value (arff); ``mixed_labels="max"`` accepts bags
     whose instance rows carry both labels (csv, uci-musk, c45)."""
-    from .store import StoreError, read_bags
+    from milbench.data.store import StoreError, read_bags
 
     def parquet(p):
         try:
@@ -486,7 +478,7 @@ def load_builtin(name, raw_dir=None, offline=False, manifest=None):
         path = offline_path(entry["offline"])
         bags = read_any(entry["offline"]["format"], path)
         bags.meta.update(source=f"PyPI package {entry['offline']['package']}",
-                         sha256={path.name: sha256_of(path)})
+                         sha256={path.name: sha256_file(path)})
     else:
         files = [Path(raw_dir, f["path"]) for f in entry["files"]]
         fmt = entry["format"]

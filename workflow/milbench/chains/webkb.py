@@ -3,7 +3,7 @@
 The chain, stage by stage (each a pure function so tests can drive it on fixed snippets):
 
 1. ``read_site(root)``: walk ``webkb/<class>/<university>/<URL with '/' as '^'>`` (an
-   extracted archive; :func:`extract_archive` calls :func:`milbench.sources.safe_extract`).
+   extracted archive; :func:`extract_archive` calls :func:`milbench.data.sources.safe_extract`).
 2. ``page_body`` strips the HTTP/MIME header (everything up to the first blank line when the
    file starts with ``Key: value`` / ``HTTP/`` / ``WWW Alert:`` lines) and ``decode_body``
    decodes robustly: UTF-8 when valid, else Windows-1252, else Latin-1 (never fails; 46 files
@@ -42,7 +42,6 @@ for a task when any of its folders is the task class and never drawn as a negati
 """
 from __future__ import annotations
 
-import hashlib
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -51,6 +50,8 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import numpy as np
+
+from milbench.utils.hashing import sha256_bytes
 
 CLASSES = ("course", "department", "faculty", "other", "project", "staff", "student")
 TASKS = ("course", "faculty", "student")
@@ -299,7 +300,7 @@ class Site:
 
 def extract_archive(archive, dest):
     """Extract the WebKB tarball safely (no absolute paths, '..', or links out of ``dest``)."""
-    from ..sources import safe_extract
+    from milbench.data.sources import safe_extract
     return safe_extract(archive, dest)
 
 
@@ -329,7 +330,7 @@ def read_site(directory, hash_files: bool = False, universities=None, classes=No
         cls, univ = f.parent.parent.name, f.parent.name
         raw = f.read_bytes()
         if hash_files:
-            sha[str(f.relative_to(root))] = hashlib.sha256(raw).hexdigest()
+            sha[str(f.relative_to(root))] = sha256_bytes(raw)
         url = url_from_filename(f.name)
         key = canonical_url(url)
         if key in node_of:                      # same URL stored under two classes
@@ -449,7 +450,7 @@ def build_task_bags(site: Site, task: str, *, nodes=None, vocab=None, idf=None,
     """
     import pandas as pd
 
-    from ..bags import Bags
+    from milbench.data.bags import Bags
 
     nodes = linked_nodes(site) if nodes is None else np.asarray(nodes)
     if vocab is None:
@@ -489,7 +490,7 @@ def build_task_bags(site: Site, task: str, *, nodes=None, vocab=None, idf=None,
     edges = pd.concat([bag_edges, inst_edges], ignore_index=True)
     meta = {
         "dataset": f"webkb-{task}", "task": task, "synthetic": bool(synthetic),
-        "source": "synthetic WebKB-layout site (milbench.graphs.synthetic_site)" if synthetic
+        "source": "synthetic WebKB-layout site (milbench.chains.synthetic_site)" if synthetic
         else "WebKB 4-universities crawl (CMU layout)",
         "passage_rule": f"windows of {width} stemmed non-stop-word tokens, stride {stride}",
         "features": {"kind": "tf-idf", "max_features": int(len(vocab)), "min_df": int(min_df),

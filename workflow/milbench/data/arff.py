@@ -1,8 +1,8 @@
-"""Bags -> WEKA's multi-instance ARFF (the form :func:`milbench.sources.read_arff` reads): a
+"""Bags -> WEKA's multi-instance ARFF (the form :func:`milbench.data.sources.read_arff` reads): a
 nominal bag-id attribute, one relational attribute holding the bag's instances, the class.
 
-    python -m milbench.arff musk1 musk1.arff --data ../shared/data     # a built-in data set
-    python -m milbench.arff results/bags/musk1 musk1.arff              # a bag store (pipeline)
+    python -m milbench.data.arff musk1 musk1.arff --data ../shared/data     # a built-in data set
+    python -m milbench.data.arff results/bags/musk1 musk1.arff              # a bag store (pipeline)
 
 Values are written with enough digits to read back bit for bit (9 significant digits for
 float32, 17 for float64), so :func:`read_arff` returns the same bags (tested).
@@ -35,7 +35,7 @@ def _rows(X):
 
 
 def write_mi_arff(bags, path, relation=None, bag_id_values=None, class_values=("0", "1")):
-    """Write ``bags`` (a :class:`milbench.bags.Bags`) as a multi-instance ARFF file.
+    """Write ``bags`` (a :class:`milbench.data.bags.Bags`) as a multi-instance ARFF file.
 
     relation : the @relation name (default: the data set's name in ``bags.meta``, else "bags").
     bag_id_values : the declared domain of the bag-id attribute (default: this file's bag ids).
@@ -72,15 +72,15 @@ def main(argv=None):
     """Export a built-in data set or a bag store to multi-instance ARFF."""
     import argparse
 
-    ap = argparse.ArgumentParser(prog="python -m milbench.arff", description=main.__doc__)
+    ap = argparse.ArgumentParser(prog="python -m milbench.data.arff", description=main.__doc__)
     ap.add_argument("source", help="a built-in data set name (musk1, fox, ...) or a bag-store "
                                    "directory (results/bags/<dataset>)")
     ap.add_argument("out", help="the .arff file to write")
     ap.add_argument("--data", help="directory laid out like the manifest's raw files (else the "
                                    "offline copy a PyPI dependency ships)")
     args = ap.parse_args(argv)
-    from .sources import load_builtin, load_dataset
-    from .store import read_bags
+    from milbench.data.sources import load_builtin, load_dataset
+    from milbench.data.store import read_bags
     if Path(args.source).is_dir():
         bags = read_bags(args.source)
         bags.meta.setdefault("dataset", Path(args.source).name)

@@ -30,7 +30,6 @@ used Kota Yamaguchi's code, unavailable here) is ours, documented in :func:`hog_
 """
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import numpy as np
@@ -582,7 +581,7 @@ def build_bags(table, segments, codebooks, meta=None, n_jobs=1):
     """Bags (bag = image, instance = region) with views {"hsv", "hog", "lbp"} stacked in that
     order; ``segments`` maps image_id -> region map; ``table`` has image_id, path, label,
     keywords."""
-    from ..bags import Bags
+    from milbench.data.bags import Bags
 
     views = [v for v in VIEWS if v in codebooks]
     ids = table["image_id"].astype(str).tolist()
@@ -626,9 +625,3 @@ def load_codebooks(path):
         return {k[len("centers_"):]: z[k] for k in z.files if k.startswith("centers_")}
 
 
-def file_sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .bags import BagError
+from milbench.data.bags import BagError
 
 COLUMNS = ["bag_id", "repeat", "fold", "role", "train_ratio"]
 

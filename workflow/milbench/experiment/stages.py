@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .bags import check_bags, labels_to_01, stack
+from milbench.data.bags import check_bags, labels_to_01, stack
 
 FORMAT = 1          # bump when the meaning of a stored state changes
 RESERVED = ("name", "tune")
@@ -72,7 +72,7 @@ def _canon(obj):
 
 
 def _defaults(name):
-    from .registry import resolve
+    from milbench.registry import resolve
     return resolve("selector", name)().get_params(deep=False)
 
 
@@ -97,7 +97,7 @@ def stage_spec(selector_spec):
     for unsupported selectors ('none', 'midr') and when ``tune`` varies a stage parameter."""
     name = selector_spec["name"]
     if name not in RULES:
-        from .registry import resolve
+        from milbench.registry import resolve
         resolve("selector", name)          # unknown names raise KeyError
         return None
     defaults = _defaults(name)
@@ -147,7 +147,7 @@ def data_fingerprint(bags, y=None):
 
 
 def _registry_name(est):
-    from .registry import SELECTORS, resolve
+    from milbench.registry import SELECTORS, resolve
     for name in RULES:
         if name in SELECTORS and type(est) is resolve("selector", name):
             return name
@@ -191,8 +191,9 @@ def fit_stage(train_bags, y, selector_spec, random_state=None, views=None):
     ``random_state`` / ``views`` are used where the spec leaves them None, as the pipeline does
     (seed + repeat; the dataset's view sizes).  Returns ``dict[str, np.ndarray]`` including
     ``_fingerprint`` and ``_key``."""
-    from .registry import make
-    from .selectors.view_baselines import ViewSelector, resolve_views
+    from milbench.data.bags import resolve_views
+    from milbench.registry import make
+    from milbench.selectors.view_baselines import ViewSelector
 
     spec = stage_spec(selector_spec)
     if spec is None:
@@ -223,7 +224,7 @@ def fit_stage(train_bags, y, selector_spec, random_state=None, views=None):
 def scale_bags(bags, scale):
     """Training bags scaled exactly as the pipeline's first step does (BagScaler.fit_transform
     on the fold's training bags), so that a stage fitted on them is found by the selector."""
-    from .preprocessing import BagScaler
+    from milbench.preprocessing import BagScaler
     return BagScaler(scale).fit_transform(bags, getattr(bags, "labels", None))
 
 

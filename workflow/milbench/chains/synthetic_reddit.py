@@ -14,7 +14,7 @@ Each item (``image_id``) is submitted 2–8 times.  Planted effects (what CVFS s
   (best score 100–1999) are generated too and must be dropped by the bag labelling.
 
 ``rawtime`` carries a UTC offset of −07:00 or −08:00; the planted hour effect is in that
-wall-clock time (what :mod:`milbench.features.reddit` reads); ``localtime`` mimics SNAP's
+wall-clock time (what :mod:`milbench.chains.reddit` reads); ``localtime`` mimics SNAP's
 ``unixtime + 25200``.  A file header comment is impossible in CSV, so the synthetic nature is
 recorded by the chain in meta.json (``synthetic: true``) and in the file name.
 """

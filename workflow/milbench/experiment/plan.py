@@ -1,4 +1,4 @@
-"""The cost of a config before running it: ``python -m milbench.plan <config> [--cores N]``.
+"""The cost of a config before running it: ``python -m milbench.experiment.plan <config> [--cores N]``.
 
 For every experiment of a config: its cells, method jobs, fits per cell, the CPU of one fit
 measured here (sampled fits timed in CPU seconds on this machine's real data), the estimated
@@ -11,7 +11,7 @@ sets x ``fold_keys``):
 
 * a cell is one (method, data set, repeat, fold); a method job runs all cells of one method on
   one data set; a fold-stage job computes a selector's shared state once per cell
-  (:mod:`milbench.stages`);
+  (:mod:`milbench.experiment.stages`);
 * fits per cell: an untuned cell is 1 fit; a tuned cell is ``|grid| x inner_folds + 1``
   (GridSearchCV: every grid point on every inner fold, plus the refit); a HyDR-MI cell is its
   GA's distinct fitness evaluations x the fitness's inner folds (1 for ``fitness: train``),
@@ -29,7 +29,7 @@ large C, MIDR's C1 < C2 points), over list-expanded methods and over training ra
 its space: a draw is one (method, cell) -- the first at the middle values / middle cell, then
 the lowest and the highest, then balanced random (every value equally often) -- and
 
-* an untuned draw times the whole cell (``milbench.runner.run_cell``: fit, predict, score) on
+* an untuned draw times the whole cell (``milbench.experiment.runner.run_cell``: fit, predict, score) on
   the cell's real training bags, its fold stage provided as the workflow does;
 * a tuned draw fits and scores grid points as GridSearchCV does on one inner fold (the first
   split of the inner CV the workflow runs on that cell; the pipeline's selector cache
@@ -86,7 +86,7 @@ def job_runtime(minutes_per_cell, n_cells, threads):
 
 def job_resources(exp, max_threads):
     """{threads, mem_mb, runtime} of every method job of an experiment (defaults filled)."""
-    from .folds import fold_keys
+    from milbench.data.folds import fold_keys
 
     n = len(fold_keys(exp["protocol"]))
     t = job_threads(n, max_threads)
@@ -113,7 +113,7 @@ def is_hydr(method):
 
 def hydr_settings(selector):
     """HyDR-MI's GA parameters of a selector entry, defaults filled from the estimator."""
-    from .registry import resolve
+    from milbench.registry import resolve
 
     p = resolve("selector", "hydr-mi")().get_params(deep=False)
     p.update({k: v for k, v in selector.items() if k not in ("name", "tune")})
@@ -149,7 +149,7 @@ def fits_per_cell(method, exp, hydr_evaluations=None):
 def families(exp):
     """The experiment's methods grouped by (selector entry, classifier entry) of the config:
     [(key, label, methods)] in config order (methods as expand_methods makes them)."""
-    from .pipeline import expand_grid, label, method_id
+    from milbench.experiment.pipeline import expand_grid, method_id
 
     out = []
     for i, s in enumerate(exp["selectors"]):
@@ -162,7 +162,7 @@ def families(exp):
 
 
 def _short(spec):
-    from .pipeline import label
+    from milbench.experiment.pipeline import label
 
     lab = label({k: v for k, v in spec.items() if k != "tune"})
     if spec.get("tune"):
@@ -173,9 +173,9 @@ def _short(spec):
 def count_experiment(name, exp, max_threads):
     """Counts of one experiment (defaults filled): cells, method jobs, stage jobs / cells,
     resources per method job."""
-    from .folds import fold_keys
-    from .pipeline import expand_methods
-    from .stages import shared_stages
+    from milbench.data.folds import fold_keys
+    from milbench.experiment.pipeline import expand_methods
+    from milbench.experiment.stages import shared_stages
 
     methods = expand_methods(exp)
     staged, specs = shared_stages({(m["selector_id"], m["classifier_id"]): m for m in methods})
@@ -225,8 +225,8 @@ def load_bags(name, cfg, data_root, bags_root):
     """(bags, where) of a data set, or (None, why) when it cannot be read here."""
     from pathlib import Path
 
-    from .sources import load_builtin, load_dataset, load_manifest
-    from .store import read_bags
+    from milbench.data.sources import load_builtin, load_dataset, load_manifest
+    from milbench.data.store import read_bags
 
     manifest = load_manifest()
     if name in manifest and manifest[name]["format"] != "archive":
@@ -241,7 +241,7 @@ def load_bags(name, cfg, data_root, bags_root):
         return None, "raw files not found (" + "; ".join(errors)[:200] + ")"
     if name in cfg.get("datasets", {}):
         spec = cfg["datasets"][name]
-        from .sources import read_any
+        from milbench.data.sources import read_any
         try:
             return read_any(spec["format"], spec["path"]), spec["path"]
         except Exception as e:  # noqa: BLE001
@@ -267,7 +267,7 @@ def _spec_at(spec, point):
 def _draw_untuned(ctx, task):
     import time
 
-    from .runner import fit_stage_cell, run_cell
+    from milbench.experiment.runner import fit_stage_cell, run_cell
 
     bags, folds, settings, m = ctx["bags"], ctx["folds"], ctx["settings"], task["method"]
     stage, stage_cpu = task.get("stage_state"), None
@@ -289,7 +289,7 @@ def _inner_split(ctx, cell, n_folds):
     import numpy as np
     from sklearn.model_selection import StratifiedKFold
 
-    from .folds import split
+    from milbench.data.folds import split
 
     bags = ctx["bags"]
     tr, te, _ = split(ctx["folds"], cell[0], cell[1], bags.bag_ids)
@@ -310,13 +310,18 @@ def _draw_tuned(ctx, task):
 
     from sklearn.metrics import get_scorer
 
-    from .pipeline import Unlabeled, build_estimator, caches_selector_fits, dataset_views
+    from milbench.experiment.pipeline import (
+        Unlabeled,
+        build_estimator,
+        caches_selector_fits,
+        dataset_views,
+    )
 
     m, exp = task["method"], ctx["exp"]
     K = exp["inner_folds"]
     stage_cpu = None
     if task["stage"] and not task.get("stage_known"):   # the refit reads a fold stage
-        from .runner import fit_stage_cell
+        from milbench.experiment.runner import fit_stage_cell
         t = time.process_time()
         fit_stage_cell(ctx["bags"], ctx["folds"], m["selector"], ctx["settings"], task["cell"])
         stage_cpu = time.process_time() - t
@@ -392,7 +397,7 @@ def ga_evaluations(hydr, X, offsets, y, folds, n_sample=0):
     distinct chromosomes, evenly spaced over the runs (the ones a draw times)."""
     import numpy as np
 
-    from .selectors.hydr import _CachedFitness, genetic_search
+    from milbench.selectors.hydr import _CachedFitness, genetic_search
 
     y_val = np.concatenate([y[va] for _, va in folds])
     fitness = _CachedFitness(_Surrogate(X, offsets, y, folds), y_val, None, 1)
@@ -422,12 +427,12 @@ def _draw_hydr(ctx, task):
 
     import numpy as np
 
-    from .bags import stack
-    from .folds import split
-    from .pipeline import _strip_tune
-    from .registry import make
-    from .selectors.hydr import _CachedFitness, _inner_folds, fitness_evaluator
-    from .stages import scale_bags
+    from milbench.data.bags import stack
+    from milbench.data.folds import split
+    from milbench.experiment.pipeline import _strip_tune
+    from milbench.experiment.stages import scale_bags
+    from milbench.registry import make
+    from milbench.selectors.hydr import _CachedFitness, _inner_folds, fitness_evaluator
 
     m, cell = task["method"], task["cell"]
     bags = ctx["bags"]
@@ -486,7 +491,7 @@ def _warm_up(ctx, task):
 
     import numpy as np
 
-    from .pipeline import _strip_tune, build_estimator, dataset_views
+    from milbench.experiment.pipeline import _strip_tune, build_estimator, dataset_views
 
     bags, m = ctx["bags"], task["method"]
     y = np.asarray(bags.labels).astype(int)
@@ -563,8 +568,8 @@ def fixed_job_cpu():
     import sys
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-c", "import milbench.runner, milbench.pipeline, "
-                    "milbench.registry, milbench.store, sklearn.model_selection, pyarrow.parquet"],
+    subprocess.run([sys.executable, "-c", "import milbench.experiment.runner, milbench.experiment.pipeline, "
+                    "milbench.registry, milbench.data.store, sklearn.model_selection, pyarrow.parquet"],
                    check=True, env=_env())
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -574,7 +579,7 @@ def _env():
     import os
     from pathlib import Path
 
-    lib = str(Path(__file__).resolve().parents[1])
+    lib = str(Path(__file__).resolve().parents[2])
     path = os.environ.get("PYTHONPATH", "")
     return dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
                 PYTHONPATH=lib + (os.pathsep + path if path else ""))
@@ -594,7 +599,7 @@ def tuned_groups(method, points, rng, first=True):
     group is counted as fitted afresh, so such an estimate is high."""
     import itertools
 
-    from .pipeline import shares_selector_fits
+    from milbench.experiment.pipeline import shares_selector_fits
 
     dims = tune_dims(method)
     if shares_selector_fits(method["selector"], method["classifier"]):
@@ -615,15 +620,15 @@ def tuned_groups(method, points, rng, first=True):
 def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=4,
          data_root=(), bags_root="results/bags", fit_limit=300.0, seed=0,
          cell_overhead=CELL_OVERHEAD, measure=True, log=print):
-    """The plan of a config (defaults filled: :func:`milbench.config.load_config`) as a dict:
+    """The plan of a config (defaults filled: :func:`milbench.experiment.config.load_config`) as a dict:
     per experiment its counts, resources and families (measured unless ``measure`` is False)."""
     import statistics
     import time
 
     import numpy as np
 
-    from .folds import fold_keys, make_folds
-    from .runner import experiment_settings, method_settings
+    from milbench.data.folds import fold_keys, make_folds
+    from milbench.experiment.runner import experiment_settings, method_settings
 
     names = list(cfg["experiments"]) if not experiments else list(experiments)
     unknown = [n for n in names if n not in cfg["experiments"]]
@@ -902,10 +907,10 @@ def main(argv=None):
     import sys
     from pathlib import Path
 
-    from .config import load_config
-    from .registry import add_code_dirs
+    from milbench.experiment.config import load_config
+    from milbench.registry import add_code_dirs
 
-    ap = argparse.ArgumentParser(prog="python -m milbench.plan",
+    ap = argparse.ArgumentParser(prog="python -m milbench.experiment.plan",
                                  description="Cells, fits, measured CPU and SLURM resources "
                                              "of a config's experiments.")
     ap.add_argument("config")

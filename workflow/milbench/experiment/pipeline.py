@@ -27,7 +27,7 @@ import pandas as pd
 from sklearn.base import clone
 from sklearn.pipeline import Pipeline
 
-from .bags import Bags
+from milbench.data.bags import Bags
 
 RESERVED = ("name", "tune")
 
@@ -134,7 +134,7 @@ def caches_selector_fits(selector, classifier):
     ``reuses_fits_in_process = True`` (MIDR: its C1 x C2 grid joined with MILR's C is served
     from an in-process cache) is left out, since the joblib cache's hashing, pickling and
     loading cost more than it saves there (11 % of a musk1 MIDR cell)."""
-    from .registry import resolve
+    from milbench.registry import resolve
 
     return shares_selector_fits(selector, classifier) and not getattr(
         resolve("selector", selector["name"]), "reuses_fits_in_process", False)
@@ -153,9 +153,9 @@ def check_method(selector, classifier):
     estimator's ``_parameter_constraints`` (scikit-learn's declaration) refuses, and an unknown
     single-instance ``estimator`` / ``estimator_params`` — every grid point and nested registry
     entry included. Raises ValueError naming the method and key."""
-    from .base import validate_params
-    from .estimators import make_estimator
-    from .registry import make
+    from milbench.base import validate_params
+    from milbench.registry import make
+    from milbench.utils.learners import make_estimator
 
     for kind, spec in (("selector", selector), ("classifier", classifier)):
         base = {k: (_strip_tune(classifier) if v == "@classifier" else v)
@@ -202,8 +202,8 @@ def build_estimator(scale, selector, classifier, seed=0, inner_folds=5, inner_me
     (:func:`caches_selector_fits` says when ``run_fold`` passes one)."""
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
-    from .preprocessing import BagScaler
-    from .registry import make
+    from milbench.preprocessing import BagScaler
+    from milbench.registry import make
 
     # a selector parameter given as "@classifier" is this run's classifier (HyDR-MI's GA target)
     sel_spec = {k: (_strip_tune(classifier) if v == "@classifier" else v)
@@ -246,11 +246,11 @@ def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, f
     protocol of averaging the results of independent runs).
 
     ``transductive``: the fit also sees every other bag of ``bags`` without labels.
-    ``stage``: the selector's stored fold stage (:mod:`milbench.stages`) for this fold; it must
+    ``stage``: the selector's stored fold stage (:mod:`milbench.experiment.stages`) for this fold; it must
     serve the selector's fit on the outer training bags (an error otherwise)."""
 
-    from . import stages
-    from .folds import split
+    from milbench.data.folds import split
+    from milbench.experiment import stages
 
     tr, te, ratio = split(folds, repeat, fold, bags.bag_ids)
     train, test = bags.subset(tr), bags.subset(te)

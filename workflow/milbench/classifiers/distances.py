@@ -20,15 +20,15 @@ error, instead of a bare numpy MemoryError or the OOM killer.
 :func:`stacked_bag_distances` takes stacked instances and bag offsets (no bag lists: HyDR-MI's
 Citation-kNN fitness builds one table per feature subset).  :func:`cached_bag_distances` is
 the same table through the per-process
-:data:`milbench.kernel_cache.CACHE`: the candidates of an inner-CV grid over a bag-distance
+:data:`milbench.utils.cache.CACHE`: the candidates of an inner-CV grid over a bag-distance
 classifier's other parameters (Citation-kNN's R, C) share the tables of their fold.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .bags import stack
-from .kernel_cache import CACHE, fingerprint, memory_limit
+from milbench.data.bags import stack
+from milbench.utils.cache import CACHE, fingerprint, memory_limit
 
 METRICS = ("min", "max", "avg")
 DEFAULT_MAX_BYTES = 8 * 2**30

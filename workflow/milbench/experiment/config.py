@@ -2,15 +2,15 @@
 one source of every default: the Snakefile fills them with Snakemake's
 ``validate(config, schema, set_default=True)``, and :func:`load_config` /
 :func:`with_defaults` / :func:`experiment_defaults` fill them the same way for the entry points
-that do not go through Snakemake (``milbench.runner.run_experiment``, ``python -m
-milbench.runner``)."""
+that do not go through Snakemake (``milbench.experiment.runner.run_experiment``, ``python -m
+milbench.experiment.runner``)."""
 from __future__ import annotations
 
 import copy
 import functools
 from pathlib import Path
 
-SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
+SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
 
 @functools.cache

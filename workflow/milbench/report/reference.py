@@ -1,7 +1,7 @@
 """The method reference a user reads without opening code, generated from the estimators
 themselves (registry, ``get_params`` defaults, ``_parameter_constraints``, class docstrings):
 
-    python -m milbench.reference > docs/methods.md
+    python -m milbench.report.reference > docs/methods.md
 
 ``tests/test_contract.py`` checks that docs/methods.md is current.
 """
@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import inspect
 
-from .registry import CLASSIFIERS, SELECTORS, resolve
+from milbench.registry import CLASSIFIERS, SELECTORS, resolve
 
 HEADER = """# Method reference
 
-Generated from the estimators by `python -m milbench.reference > docs/methods.md` (a test checks
+Generated from the estimators by `python -m milbench.report.reference > docs/methods.md` (a test checks
 that this page is current). For each config name: the class, every parameter with its default
 and the values it accepts (checked when the workflow is parsed), then the class docstring: the
 paper and equation it implements, its choices and where it departs from the paper. A config

@@ -3,13 +3,13 @@ one process, the cells spread over the job's threads (one single-threaded cell p
 
 Workers are forked from the job process after the bags, folds and library are loaded, so a
 worker starts in milliseconds instead of re-importing pandas / scikit-learn (~1.8 s a process).
-Every cell is :func:`milbench.pipeline.run_fold` with ``n_jobs=1`` (``threads.cell`` in the
+Every cell is :func:`milbench.experiment.pipeline.run_fold` with ``n_jobs=1`` (``threads.cell`` in the
 config gives a cell more), seeded by ``seed + repeat`` as before, so a method's rows do not
 depend on how many threads ran it or in which order its cells finished.
 
 Debug one cell from the command line (after ``snakemake`` has built the bags and folds)::
 
-    python -m milbench.runner --configfile config/config.yaml --experiment quickstart \\
+    python -m milbench.experiment.runner --configfile config/config.yaml --experiment quickstart \\
         --dataset musk1 --selector none --classifier milr.1a2b3c4d --cell r0_f1
 
 The selector / classifier ids are the folder names under ``results/<experiment>/runs/``; the
@@ -27,7 +27,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import pandas as pd
 
-from .pipeline import run_fold
+from milbench.experiment.pipeline import run_fold
 
 CELL = re.compile(r"r(\d+)_f(\d+)")
 
@@ -49,7 +49,7 @@ def parse_cell(name):
 
 def experiment_settings(exp, tuned=True):
     """The settings of an experiment entry (defaults filled: the Snakefile's validate or
-    :func:`milbench.config.experiment_defaults`) that a cell uses (the run rule's params:
+    :func:`milbench.experiment.config.experiment_defaults`) that a cell uses (the run rule's params:
     changing one reruns the methods that read it). ``inner_folds`` / ``inner_metric`` only for
     a ``tuned`` method (no other reads them); ``transductive`` only when on, so that turning it
     on reruns exactly that experiment's jobs."""
@@ -79,11 +79,11 @@ def run_cell(bags, folds, method, settings, *, experiment, dataset, repeat, fold
 
 
 def fit_stage_cell(bags, folds, selector, settings, cell):
-    """The fold stage (:mod:`milbench.stages`) of ``selector`` on one cell's scaled training
+    """The fold stage (:mod:`milbench.experiment.stages`) of ``selector`` on one cell's scaled training
     bags, seeded as the cell's selector is (seed + repeat)."""
-    from . import stages
-    from .folds import split
-    from .pipeline import dataset_views
+    from milbench.data.folds import split
+    from milbench.experiment import stages
+    from milbench.experiment.pipeline import dataset_views
 
     tr, _, _ = split(folds, cell[0], cell[1], bags.bag_ids)
     train = stages.scale_bags(bags.subset(tr), settings["scale"])
@@ -95,8 +95,8 @@ def fit_stage_cell(bags, folds, selector, settings, cell):
 def run_stage(bags, folds, selector, settings, *, experiment, dataset, cells, threads=1,
               log=None):
     """The fold stage of a selector for every cell -> its Parquet-ready frame (one row a cell)."""
-    from . import stages
-    from .pipeline import label
+    from milbench.experiment import stages
+    from milbench.experiment.pipeline import label
     what = f"{experiment}/{dataset} stage of {label(selector)}"
     states = map_cells(fit_stage_cell, (bags, folds, selector, settings), list(cells),
                        threads=threads, what=what, log=log)
@@ -114,18 +114,18 @@ def _init_worker(job):
 
 
 def _bound_cache(workers):
-    """Cap this worker's :data:`~milbench.kernel_cache.CACHE` at half of its share of the job's
-    memory (:func:`~milbench.kernel_cache.memory_limit` / ``workers``), so ``workers`` cells with
+    """Cap this worker's :data:`~milbench.utils.cache.CACHE` at half of its share of the job's
+    memory (:func:`~milbench.utils.cache.memory_limit` / ``workers``), so ``workers`` cells with
     full caches stay inside the job's ``mem_mb`` (a cache too small for a kernel only makes
     MIORDM / Citation-kNN compute it afresh: same results)."""
-    from .kernel_cache import CACHE, DEFAULT_MAX_BYTES, memory_limit
+    from milbench.utils.cache import CACHE, DEFAULT_MAX_BYTES, memory_limit
     limit = memory_limit()
     share = DEFAULT_MAX_BYTES if limit is None else limit // (2 * workers)
     CACHE.max_bytes = min(DEFAULT_MAX_BYTES, share)
 
 
 def _run_one(cell):
-    from .kernel_cache import CACHE
+    from milbench.utils.cache import CACHE
     CACHE.clear()   # matrices of the previous cell's training bags: never reused by this one
     job = _JOB
     t0 = time.process_time()
@@ -141,7 +141,7 @@ def map_cells(fn, args, cells, *, threads=1, cell_threads=1, what="", log=None, 
     forked workers (in this process when ``threads`` is 1 or there is one cell). Logs each
     finished cell ("cell 17/50 r3_f6 0.42 s"); the first failure stops the job with a
     :class:`CellError` naming ``what`` and the cell (its traceback goes to the log)."""
-    log = log or logging.getLogger("milbench.runner")
+    log = log or logging.getLogger("milbench.experiment.runner")
     n = len(cells)
     workers = max(1, min(int(threads), n))
     job = {"fn": fn, "args": args, "kwargs": kwargs, "cell_threads": cell_threads,
@@ -196,7 +196,7 @@ def run_method(bags, folds, method, settings, *, experiment, dataset, cells, thr
                cell_threads=1, stages=None, log=None):
     """Every cell of one method -> its rows, ordered by (repeat, fold) whatever the threads.
     ``stages``: {(repeat, fold): state} of the selector's stored fold stage, or None."""
-    from .pipeline import label
+    from milbench.experiment.pipeline import label
     what = f"{experiment}/{dataset} {label(method['selector'])} + {label(method['classifier'])}"
     rows = map_cells(_method_cell, (bags, folds, method, settings, stages), list(cells),
                      threads=threads, cell_threads=cell_threads, what=what, log=log,
@@ -206,14 +206,14 @@ def run_method(bags, folds, method, settings, *, experiment, dataset, cells, thr
 
 def run_experiment(exp, bags, *, dataset, experiment="notebook", threads=1, log=None):
     """One experiment entry (a config's ``experiments.<name>`` dict, registry names or your
-    own 'module:Class'; ``datasets`` may be left out) on in-memory :class:`~milbench.bags.Bags`,
+    own 'module:Class'; ``datasets`` may be left out) on in-memory :class:`~milbench.data.bags.Bags`,
     from a notebook: the pipeline's own folds, scaling, inner CV and scoring (the schema's
     defaults filled in as the Snakefile does), every method's cells over ``threads`` processes.
     Returns the rows ``scores.parquet`` holds for this data set (equal to a Snakemake run's on
     every column but the timings; tests/test_workflow_e2e.py)."""
-    from .config import experiment_defaults
-    from .folds import fold_keys, make_folds
-    from .pipeline import aggregate_rows, expand_methods
+    from milbench.data.folds import fold_keys, make_folds
+    from milbench.experiment.config import experiment_defaults
+    from milbench.experiment.pipeline import aggregate_rows, expand_methods
 
     exp = experiment_defaults({"datasets": [dataset], **exp}, where=f"experiment {experiment}")
     folds = make_folds(bags.bag_ids, bags.labels, exp["protocol"])
@@ -226,16 +226,16 @@ def run_experiment(exp, bags, *, dataset, experiment="notebook", threads=1, log=
 
 
 def main(argv=None):
-    """``python -m milbench.runner``: one cell of one method, in this process (debugging)."""
+    """``python -m milbench.experiment.runner``: one cell of one method, in this process (debugging)."""
     import argparse
     from pathlib import Path
 
-    from .config import load_config
-    from .pipeline import expand_methods
-    from .registry import add_code_dirs
-    from .store import read_bags
+    from milbench.data.store import read_bags
+    from milbench.experiment.config import load_config
+    from milbench.experiment.pipeline import expand_methods
+    from milbench.registry import add_code_dirs
 
-    ap = argparse.ArgumentParser(prog="python -m milbench.runner", description=main.__doc__)
+    ap = argparse.ArgumentParser(prog="python -m milbench.experiment.runner", description=main.__doc__)
     ap.add_argument("--configfile", default="config/config.yaml")
     ap.add_argument("-d", "--directory", default=".", help="the run's working directory")
     ap.add_argument("--experiment", required=True)

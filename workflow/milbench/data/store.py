@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .bags import Bags
+from milbench.data.bags import Bags
 
 FILES = ("instances.parquet", "bags.parquet", "meta.json")
 

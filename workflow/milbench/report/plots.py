@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .stats import natural_key
+from milbench.report.stats import natural_key
 
 __all__ = ["cd_diagram", "plot_vs_features", "plot_vs_ratio", "plot_heatmap",
            "plot_runtime", "plot_feature_coverage", "save_figure", "make_figures",
@@ -149,7 +149,7 @@ def cd_diagram(avg_ranks, cd, *, cliques=None, control=None, title=None, ax=None
     """
     from matplotlib.figure import Figure
 
-    from .stats import nemenyi_cliques
+    from milbench.report.stats import nemenyi_cliques
 
     R = pd.Series(avg_ranks, dtype=float).sort_values(kind="mergesort")
     k = R.size
@@ -482,7 +482,7 @@ def plot_feature_coverage(table, title=None):
     horizontal bar per feature, rank 1 on top, blue when the feature's majority class is
     negative and orange when positive (the paper's colours; grey when both classes are
     covered alike), hatched by the view it comes from.  ``table`` is
-    :func:`milbench.coverage.top_feature_coverage`'s output."""
+    :func:`milbench.report.coverage.top_feature_coverage`'s output."""
     from matplotlib.patches import Patch
 
     views = list(dict.fromkeys(table["view"]))
@@ -546,7 +546,7 @@ def _message_figure(title, message):
 
 
 def _cd_figure(df, entry, metric, title):
-    from .stats import critical_difference, friedman
+    from milbench.report.stats import critical_difference, friedman
 
     compare = entry.get("compare", "method")
     blocks = entry.get("blocks") or ["dataset"]
@@ -554,7 +554,7 @@ def _cd_figure(df, entry, metric, title):
     alpha = float(entry.get("alpha", 0.05))
     control = entry.get("control")
     if control is not None:
-        from .stats import resolve_label
+        from milbench.report.stats import resolve_label
 
         control = resolve_label(control, df, compare)
     test = entry.get("test") or ("bonferroni-dunn" if control is not None else "nemenyi")

@@ -4,7 +4,7 @@ Edges are a DataFrame (src, dst, weight, level).  ``level == "bag"`` rows hold b
 ``level == "instance"`` rows hold global instance row numbers (as strings, so one Parquet column
 type holds both) of the container they belong to.  :func:`check_edges` validates them and
 :func:`subset_edges` restricts a graph to a subset of bags (used by ``Bags.subset``); the graph
-chains that build them live in :mod:`milbench.graphs`.
+chains that build them live in :mod:`milbench.chains`.
 """
 from __future__ import annotations
 

@@ -47,7 +47,7 @@ __all__ = ["targets", "load_targets", "reproduction_table", "TargetError", "EXPE
 #: default absolute tolerance per metric for "within tolerance" (fractions of 1).
 TOLERANCE = {"accuracy": 0.03, "auroc": 0.03}
 EXPERIMENTS = ("cvfs", "midr", "milsd", "hydr", "miordm")
-TARGETS_DIR = Path(__file__).resolve().parents[2] / "resources" / "targets"
+TARGETS_DIR = Path(__file__).resolve().parents[3] / "resources" / "targets"
 _ALIASES = {"cvfs-mil": "cvfs", "hydr-mi": "hydr", "hydrmi": "hydr", "cvfsmil": "cvfs"}
 
 _COLUMNS = ["paper", "experiment", "source", "dataset", "paper_method", "selector",

@@ -205,7 +205,7 @@ def title_view(titles, n_terms=200):
 def build_reddit_bags(sub, labels, n_terms=200, subreddits=None, time_column="rawtime", meta=None):
     """Bags with views {"title": (0, n_terms), "factor": (n_terms, n_terms + 55)} from the
     selected submissions ``sub`` (sorted by item then time) and labels (image_id -> 0/1)."""
-    from ..bags import Bags
+    from milbench.data.bags import Bags
 
     Xt, terms = title_view(sub["title"], n_terms)
     Xf, fnames = factor_view(sub, subreddits, time_column)

@@ -1,0 +1,6 @@
+"""Reporting over finished runs (layer 6, the top: may import every layer below).
+
+:mod:`.stats` (Friedman / Iman–Davenport, Nemenyi and Wilcoxon tests), :mod:`.plots`
+(figures), :mod:`.reproduction` (paper targets vs ours), :mod:`.coverage` (feature coverage of
+a selector), :mod:`.reference` (the generated method reference, ``docs/methods.md``).
+"""
