@@ -299,6 +299,54 @@ def test_config_mistake_fails_the_dry_run(tmp_path, case, change, message):
     assert not Path(tmp_path, "results").exists()
 
 
+def parse_time_check(config):
+    """The method check workflow/rules/common.smk runs on every experiment when the workflow is
+    parsed (``snakemake -n``), with its error prefix."""
+    for exp, cfg in config["experiments"].items():
+        for m in expand_methods(cfg):
+            try:
+                check_method(m["selector"], m["classifier"])
+            except ValueError as e:
+                raise ValueError(f"experiment {exp}: {e}") from None
+
+
+def test_parse_time_check_is_the_rules_check():
+    rules = (REPO / "workflow" / "rules" / "common.smk").read_text()
+    assert "for m in METHODS[exp].values():" in rules
+    assert 'check_method(m["selector"], m["classifier"])' in rules
+    assert 'raise ValueError(f"experiment {exp}: {e}") from None' in rules
+
+
+PARSE_CASES = [
+    ("emdd-negative-max-starts", {"name": "emdd", "max_starts": -1},
+     "experiment tiny: classifier emdd: The 'max_starts' parameter of EMDD must be an int in "
+     "the range [1, inf) or None. Got -1 instead."),
+    ("emdd-string-max-starts", {"name": "emdd", "max_starts": "many"},
+     "experiment tiny: classifier emdd: The 'max_starts' parameter of EMDD must be an int in "
+     "the range [1, inf) or None. Got 'many' instead."),
+    ("emdd-threshold-in-grid", {"name": "emdd", "tune": {"threshold": [0.5, 1.5]}},
+     "experiment tiny: classifier emdd: The 'threshold' parameter of EMDD must be a str among "
+     "{'train'} or a float in the range (0.0, 1.0). Got 1.5 instead."),
+    ("wrapper-unknown-aggregation", {"name": "mi-wrapper", "aggregation": "median"},
+     "experiment tiny: classifier mi-wrapper: The 'aggregation' parameter of MIWrapper"),
+    ("citation-knn-no-votes", {"name": "citation-knn", "references": 0, "citers": 0},
+     "experiment tiny: classifier citation-knn: references + citers must be at least 1"),
+]
+
+
+@pytest.mark.parametrize("case, classifier, message", PARSE_CASES, ids=[c[0] for c in PARSE_CASES])
+def test_bad_value_in_a_config_fails_the_parse_time_check(tmp_path, case, classifier, message):
+    cfg = e2e_config()
+    cfg["experiments"]["tiny"]["classifiers"] = [{"name": "milr"}, classifier]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    with pytest.raises(ValueError) as err:
+        parse_time_check(load_config(tmp_path / "config.yaml"))
+    assert str(err.value).startswith(message), str(err.value)
+    cfg["experiments"]["tiny"]["classifiers"] = [{"name": "milr"}]
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    parse_time_check(load_config(tmp_path / "config.yaml"))        # the rest of it is fine
+
+
 def _archive(tmp_path, kind):
     import io
     import tarfile

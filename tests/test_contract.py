@@ -3,9 +3,71 @@ broken estimator fails it with the broken checks named."""
 import numpy as np
 import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import make_constraint
 
-from milbench.registry import CLASSIFIERS, make
+from milbench.experiment.pipeline import check_method
+from milbench.preprocessing import BagScaler
+from milbench.registry import CLASSIFIERS, SELECTORS, make, resolve
 from milbench.testing import CHECKS, check_mil_estimator
+
+# every estimator a config can name, and the pipeline's scaler
+ESTIMATORS = ([("selector", n) for n in SELECTORS] + [("classifier", n) for n in CLASSIFIERS]
+              + [("scale", "BagScaler")])
+# wrong values a YAML config can hold: the first one a parameter's constraints refuse is used
+WRONG_VALUES = (-1.5, "not-a-valid-value")
+
+
+def estimator_class(kind, name):
+    return BagScaler if kind == "scale" else resolve(kind, name)
+
+
+@pytest.mark.parametrize("kind, name", ESTIMATORS, ids=[f"{k}-{n}" for k, n in ESTIMATORS])
+def test_constraints_cover_every_parameter(kind, name):
+    """scikit-learn's declaration of every parameter: what the parse-time check validates."""
+    Est = estimator_class(kind, name)
+    assert isinstance(getattr(Est, "_parameter_constraints", None), dict), \
+        f"{Est.__name__} declares no _parameter_constraints"
+    params = set(Est().get_params(deep=False))
+    assert set(Est._parameter_constraints) == params, (
+        f"{Est.__name__}: undeclared {sorted(params - set(Est._parameter_constraints))}, "
+        f"not parameters {sorted(set(Est._parameter_constraints) - params)}")
+
+
+def _wrong_value(constraints):
+    """The first of WRONG_VALUES that no constraint accepts (None: the parameter takes all)."""
+    for value in WRONG_VALUES:
+        if not any(make_constraint(c).is_satisfied_by(value) for c in constraints):
+            return value
+    return None
+
+
+@pytest.mark.parametrize("kind, name", [e for e in ESTIMATORS if e[0] != "scale"],
+                         ids=[f"{k}-{n}" for k, n in ESTIMATORS if k != "scale"])
+def test_wrong_value_fails_the_config_check_by_name(kind, name):
+    """Every parameter refuses a wrong-typed value, and the check the workflow runs when it is
+    parsed (``snakemake -n``) names the method and the parameter."""
+    constraints = resolve(kind, name)._parameter_constraints
+    for param in sorted(constraints):
+        value = _wrong_value(constraints[param])
+        assert value is not None, f"{name}: {param} accepts {WRONG_VALUES}"
+        spec = {"name": name, param: value}
+        selector, classifier = (spec, {"name": "milr"}) if kind == "selector" else \
+            ({"name": "none"}, spec)
+        with pytest.raises(ValueError, match=rf"^{kind} {name}: The '{param}' parameter of "):
+            check_method(selector, classifier)
+        with pytest.raises(ValueError, match=rf"'{param}' parameter"):   # and fit, the same
+            make(kind, spec).fit(*_bags())
+
+
+def test_scaler_refuses_an_unknown_kind():
+    with pytest.raises(ValueError, match=r"The 'kind' parameter of BagScaler must be a str "
+                                         r"among \{.*'minmax'.*\}"):
+        BagScaler(kind="minimax").fit(*_bags())
+
+
+def _bags():
+    rng = np.random.default_rng(0)
+    return [rng.normal(size=(3, 4)) for _ in range(6)], np.array([0, 1] * 3)
 
 
 @pytest.mark.filterwarnings("ignore:MILSD")

@@ -357,7 +357,7 @@ def test_sklearn_contract_and_determinism():
     assert m1.decision_function(bags).shape == (30,)
     gs = GridSearchCV(MILSD(mu=0.0), {"C": [0.5, 4.0]}, cv=3).fit(bags, y)
     assert gs.best_params_["C"] in (0.5, 4.0)
-    with pytest.raises(ValueError, match="graph must be"):
+    with pytest.raises(ValueError, match="'graph' parameter"):
         MILSD(graph="nodes").fit(bags, y)
     with pytest.raises(ValueError, match="features"):
         m1.decision_function([b[:, :2] for b in bags])
@@ -520,7 +520,7 @@ def test_cd_solver_fit_reaches_the_active_set_objective():
     a = MILSD(C=2.0, mu=0.5, solver="active-set").fit(B, y)
     c = MILSD(C=2.0, mu=0.5, solver="cd").fit(B, y)
     assert c.diagnostics_["objective"] == pytest.approx(a.diagnostics_["objective"], rel=1e-2)
-    with pytest.raises(ValueError, match="solver must be"):
+    with pytest.raises(ValueError, match="'solver' parameter"):
         MILSD(solver="smo").fit(B, y)
 
 

@@ -17,9 +17,14 @@ from milbench.data.bags import BagError, Bags, check_bags
 
 def validate_params(est):
     """Check the parameters an estimator declares in scikit-learn's ``_parameter_constraints``
-    (ranges, options) before any work: a negative C is an error, not a silently bad fit."""
+    (types, ranges, options), then the rules between parameters that those cannot express (its
+    optional ``_check_params()``), before any work: a negative C is an error, not a silently bad
+    fit.  ``fit`` calls it, and so does the workflow's parse-time method check."""
     if hasattr(est, "_parameter_constraints"):
         est._validate_params()
+    check = getattr(est, "_check_params", None)
+    if check is not None:
+        check()
 
 
 class MILClassifier(ClassifierMixin, BaseEstimator):
@@ -118,15 +123,33 @@ class FeatureSubsetTransformer(MILTransformer):
 # The parameter constraints estimators declare most (scikit-learn ``_parameter_constraints``).
 POSITIVE = [Interval(Real, 0, None, closed="neither")]
 NON_NEGATIVE = [Interval(Real, 0, None, closed="left")]
+REAL = [Interval(Real, None, None, closed="neither")]
 COUNT = [Interval(Integral, 1, None, closed="left")]
+COUNT_OR_ZERO = [Interval(Integral, 0, None, closed="left")]
 PROBABILITY = [Interval(Real, 0, 1, closed="both")]
 # a size given as a fraction or a count (n_from_fraction)
 FRACTION_OR_COUNT = [Interval(Real, 0, 1, closed="right"), Interval(Integral, 1, None, closed="left")]
+# an RBF / polynomial width; None means 1 / n_features
+GAMMA = [*POSITIVE, None]
+# a seed for numpy's ``default_rng``: scikit-learn's random_state (None, an int, a RandomState)
+# or a numpy Generator; estimators that hand the seed to scikit-learn declare "random_state"
+SEED = ["random_state", np.random.Generator]
+# a single-instance scikit-learn classifier by name (milbench.utils.learners.make_estimator)
+# and its parameters
+ESTIMATOR = [str]
+ESTIMATOR_PARAMS = [dict, None]
+# the views of a multi-view data set: view sizes, (start, stop) pairs, or name -> (start, stop)
+VIEWS = ["array-like", dict, None]
 
 
 def options(values):
     """Constraint: one of ``values`` (strings)."""
     return [StrOptions(set(values))]
+
+
+def resolve_gamma(gamma, n_features):
+    """A kernel width declared as ``GAMMA``: ``gamma`` itself, or 1 / n_features when None."""
+    return 1.0 / max(int(n_features), 1) if gamma is None else float(gamma)
 
 
 def n_from_fraction(value, total):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from milbench.base import MILTransformer
+from milbench.base import MILTransformer, options
 
 KINDS = ("minmax", "zscore", "none")
 
@@ -12,12 +12,14 @@ class BagScaler(MILTransformer):
     """``minmax`` to [0, 1] or ``zscore``, statistics from the stacked training instances.
     Constant features map to 0 (no division by zero)."""
 
+    _parameter_constraints = {
+        "kind": options(KINDS),
+    }
+
     def __init__(self, kind="minmax"):
         self.kind = kind
 
     def _fit(self, bags, y):
-        if self.kind not in KINDS:
-            raise ValueError(f"scale must be one of {KINDS}, got {self.kind!r}")
         X = np.concatenate(bags)
         if self.kind == "minmax":
             self.shift_, span = X.min(0), X.max(0) - X.min(0)

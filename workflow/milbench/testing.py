@@ -14,6 +14,8 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
+from milbench.data.bags import Bags
+
 
 def toy_bags(n_bags=30, d=4, seed=0, max_size=5, witness_shift=3.0, singletons=False):
     """Bags (list of arrays) and 0/1 labels under the standard MI assumption: positive bags hold
@@ -123,7 +125,6 @@ def check_scores_shape(est, bags, y):
 def check_bags_container(est, bags, y):
     """Fit on the same training bags given as a Bags container and as a list of arrays, score
     the same new bags (other ids: a method may keep what it learnt of a training bag by id)."""
-    from milbench.data.bags import Bags
     train = [b.astype(np.float32) for b in bags]          # the values a Bags container holds
     test, yt = toy_bags(seed=1, **CHECK_DATA)
     test = [b.astype(np.float32) for b in test]

@@ -1,4 +1,5 @@
-"""Citation-kNN (Wang & Zucker, ICML 2000) [citation-knn]; a baseline in miordm.txt §V.
+"""Citation-kNN (Wang & Zucker 2000, ICML) [citation-knn]; a baseline of Luan et al. (2020), IEEE
+Access, §V.
 
 Bags are compared with the minimal Hausdorff distance h_min(A, B) = min_{a∈A, b∈B} ‖a − b‖
 (``metric="min"``; "max" / "avg" Hausdorff also accepted), computed for all bag pairs at once
@@ -25,12 +26,9 @@ query table per fold.
 """
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
-from sklearn.utils._param_validation import Interval
 
-from milbench.base import MILClassifier, options
+from milbench.base import COUNT_OR_ZERO, MILClassifier, options
 from milbench.classifiers.distances import METRICS, cached_bag_distances, stacked_bag_distances
 
 
@@ -46,8 +44,8 @@ class CitationKNN(MILClassifier):
     """
 
     _parameter_constraints = {
-        "references": [Interval(Integral, 0, None, closed="left")],
-        "citers": [Interval(Integral, 0, None, closed="left")],
+        "references": COUNT_OR_ZERO,
+        "citers": COUNT_OR_ZERO,
         "metric": options(METRICS),
     }
 
@@ -57,14 +55,14 @@ class CitationKNN(MILClassifier):
         self.metric = metric
 
     def _fit(self, bags, y01):
-        self._check_votes()
         self.train_bags_ = bags
         self.y_ = y01.astype(int)
         self.citer_radius_ = citer_radius(cached_bag_distances(bags, metric=self.metric),
                                           self.citers)
         self.diagnostics_ = {"n_train_bags": len(bags)}
 
-    def _check_votes(self):
+    def _check_params(self):
+        """The rule between parameters (validate_params): at least one vote."""
         if self.references + self.citers < 1:
             raise ValueError("references + citers must be at least 1")
 
@@ -85,7 +83,6 @@ class CitationKNN(MILClassifier):
     def fitness_evaluator(self, X, offsets, y, folds):
         """Fast feature-subset scoring for HyDR-MI: the same predictions as refitting
         ``clone(self)`` on each fold's bags restricted to the subset (:class:`SubsetHausdorff`)."""
-        self._check_votes()
         return SubsetHausdorff(self, X, offsets, y, folds)
 
 

@@ -2,7 +2,8 @@
 
 Instances of both bag sets are stacked; squared Euclidean distances between instance blocks are
 computed with one matrix product per block, then reduced per bag pair with segment reductions
-(``np.minimum.reduceat``).  hydr-mi.txt §3.1 and Wang & Zucker (2000) define
+(``np.minimum.reduceat``).  Zafra et al. (2013), Information Sciences, §3.1, and Wang & Zucker
+(2000), ICML, define
 
 * minimal Hausdorff   h_min(A, B) = min_{a∈A, b∈B} ||a − b||
 * maximal Hausdorff   h_max(A, B) = max(max_a min_b ||a−b||, max_b min_a ||a−b||)

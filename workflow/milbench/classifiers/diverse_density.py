@@ -1,18 +1,20 @@
-"""Diverse-density classifiers (hydr-mi.txt §4.1.2 "Methods based on Diverse Density").
+"""Diverse Density (Maron & Lozano-Pérez 1997), EM-DD (Zhang & Goldman 2001) and MDD (Xu 2003)
+[midd], [emdd], [mdd]: the "methods based on Diverse Density" of Zafra et al. (2013), §4.1.2.
 
 All three share one instance model, a Gaussian-like bump around a target point t with per-feature
-scales s (Maron & Lozano-Pérez 1998, eq. for Pr(B_ij ∈ c_t)):
+scales s (Maron & Lozano-Pérez (1997), NIPS 10, eq. for Pr(B_ij ∈ c_t)):
 
     p_ij = Pr(x_ij ∈ t) = exp(−d_ij),   d_ij = Σ_k s_k² (x_ijk − t_k)²
 
 and differ in how instance probabilities make a bag probability and how (t, s) is searched:
 
-* :class:`MIDD`  [midd]  Maron & Lozano-Pérez 1998: noisy-or, P_i = 1 − Π_j (1 − p_ij); maximise
-  DD = Π_i Pr(l_i | B_i) over (t, s) with L-BFGS from many starting points.
-* :class:`EMDD`  [emdd]  Zhang & Goldman 2001: most-likely-cause, P_i = max_j p_ij; E-step picks
-  each bag's most likely instance, M-step maximises the single-instance DD of those instances.
+* :class:`MIDD`  [midd]  Maron & Lozano-Pérez (1997): noisy-or, P_i = 1 − Π_j (1 − p_ij);
+  maximise DD = Π_i Pr(l_i | B_i) over (t, s) with L-BFGS from many starting points.
+* :class:`EMDD`  [emdd]  Zhang & Goldman (2001), NIPS 14: most-likely-cause, P_i = max_j p_ij;
+  E-step picks each bag's most likely instance, M-step maximises the single-instance DD of those
+  instances.
 * :class:`MDD`   [mdd]   Weka's "Modified Diverse Density, with collective assumption"
-  (Frank & Xu; Xu 2003): P_i = (1/n_i) Σ_j p_ij (arithmetic mean of instance probabilities).
+  (Xu 2003): P_i = (1/n_i) Σ_j p_ij (arithmetic mean of instance probabilities).
 
 Numerics: the negative log-DD and its analytic gradient are computed in log space
 (log(1 − e^{−d}) via expm1/log1p, positive-bag noisy-or through a log-sum-exp fallback when every
@@ -34,13 +36,23 @@ bags for AUROC.  ``decision_instances`` gives log p_ij (minus the same threshold
 """
 from __future__ import annotations
 
+from numbers import Real
 from typing import NamedTuple
 
 import numpy as np
 from scipy.optimize import minimize
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 
-from milbench.base import MILClassifier
+from milbench.base import (
+    COUNT,
+    COUNT_OR_ZERO,
+    POSITIVE,
+    SEED,
+    MILClassifier,
+    options,
+    validate_params,
+)
 from milbench.classifiers.warm import restrict
 from milbench.data.bags import stack
 
@@ -101,7 +113,7 @@ def grad_from_dist_coef(C, X, A, Bo, X2=None):
 
 
 def noisy_or_nldd(D, pos_offsets, neg_offsets):
-    """Negative log-DD with the noisy-or model (Maron & Lozano-Pérez 1998, eq. 2–3).
+    """Negative log-DD with the noisy-or model (Maron & Lozano-Pérez 1997, eq. 2–3).
 
     D: (R, N) scaled squared distances, positive-bag instances first (segments ``pos_offsets``),
     then negative-bag instances (``neg_offsets``, relative to the first negative instance).
@@ -243,13 +255,22 @@ class _DDBase(MILClassifier):
 
     _bag_rule = "max"
 
+    # the parameters every DD variant shares
+    _parameter_constraints = {
+        "threshold": [StrOptions({"train"}), Interval(Real, 0, 1, closed="neither")],
+        "start_bags": [*COUNT, StrOptions({"largest"}), None],
+        "max_starts": [*COUNT, None],
+        "scale_init": POSITIVE,
+        "preprocess": options(("standardize", "none")),
+        "max_iter": COUNT,
+        "random_state": SEED,
+    }
+
     def _standardize(self, X):
         if self.preprocess == "standardize":
             mu, sd = X.mean(axis=0), X.std(axis=0)
-        elif self.preprocess == "none":
-            mu, sd = np.zeros(X.shape[1]), np.ones(X.shape[1])
         else:
-            raise ValueError(f"preprocess must be 'standardize' or 'none', got {self.preprocess!r}")
+            mu, sd = np.zeros(X.shape[1]), np.ones(X.shape[1])
         sd = np.where(sd > 0, sd, 1.0)
         return mu, sd
 
@@ -278,31 +299,15 @@ class _DDBase(MILClassifier):
         sb = self.start_bags
         if sb is None:
             chosen = np.arange(n_pos)
-        elif isinstance(sb, str):
-            if sb != "largest":
-                raise ValueError(f"start_bags must be an int, None or 'largest', got {sb!r}")
+        elif sb == "largest":
             chosen = np.flatnonzero(sizes == sizes.max())
         else:
-            if int(sb) < 1:
-                raise ValueError(f"start_bags must be >= 1, got {sb!r}")
             chosen = np.sort(rng.choice(n_pos, size=min(int(sb), n_pos), replace=False))
         rows = np.concatenate([np.arange(pos_offsets[i], pos_offsets[i + 1]) for i in chosen])
         P = np.unique(Xs[rows], axis=0)
         if self.max_starts is not None and len(P) > int(self.max_starts):
             P = P[np.sort(rng.choice(len(P), size=int(self.max_starts), replace=False))]
         return P
-
-    def _check_threshold(self):
-        t = self.threshold
-        if isinstance(t, str):
-            if t != "train":
-                raise ValueError(f"threshold must be 'train' or a probability, got {t!r}")
-        elif not 0.0 < float(t) < 1.0:
-            raise ValueError(f"threshold must be in (0, 1), got {t!r}")
-
-    def _check_params(self):
-        """Parameter checks shared by ``fit`` and HyDR-MI's warm evaluator."""
-        self._check_threshold()
 
     # -- scoring in raw units with the folded concept --------------------------------------
     def _instance_log_prob(self, X):
@@ -354,6 +359,12 @@ class _GlobalDD(_DDBase):
 
     _nldd = staticmethod(noisy_or_nldd)
 
+    _parameter_constraints = {
+        **_DDBase._parameter_constraints,
+        "screen_iter": COUNT,
+        "n_refine": [*COUNT, None],
+    }
+
     def _optimise(self, Xs, po, no, A0, B0):
         """L-BFGS of the negative log-DD from the stacked starts (scales ``A0``, offsets ``B0``,
         a block of ``_BLOCK`` starts at a time): ``screen_iter`` iterations each, then the
@@ -392,12 +403,11 @@ class _GlobalDD(_DDBase):
         return A[best], Bo[best], self._log_threshold(scores, fold.y_train)
 
     def warm_fitness_evaluator(self, X, offsets, y, folds, restarts=2):
-        """HyDR-MI's warm-started subset fitness (issue #17): a :class:`WarmDD` on the inner
+        """HyDR-MI's warm-started subset fitness: a :class:`WarmDD` on the inner
         ``folds``; None when ``random_state`` is neither None nor an int (shared state)."""
         return warm_dd(self, X, offsets, y, folds, restarts)
 
     def _fit(self, bags, y01):
-        self._check_params()
         rng = np.random.default_rng(self.random_state)
         Xs, po, no, mu, sd = self._layout(bags, y01)
         P = self._starts(Xs, po, rng)
@@ -414,7 +424,7 @@ class _GlobalDD(_DDBase):
 
 
 class MIDD(_GlobalDD):
-    """Diverse Density, noisy-or (Maron & Lozano-Pérez 1998) [midd].
+    """Diverse Density, noisy-or (Maron & Lozano-Pérez (1997), NIPS 10) [midd].
 
     Maximises DD(t, s) = Π_{i∈+} (1 − Π_j (1 − p_ij)) · Π_{i∈−} Π_j (1 − p_ij) by L-BFGS with the
     analytic gradient, started at every instance of ``start_bags`` randomly chosen positive bags
@@ -432,6 +442,11 @@ class MIDD(_GlobalDD):
     uses that fixed probability (Weka: 0.5).
     """
 
+    _parameter_constraints = {
+        **_GlobalDD._parameter_constraints,
+        "bag_rule": options(("max", "noisy-or")),
+    }
+
     def __init__(self, threshold="train", bag_rule="max", start_bags=3, max_starts=50,
                  scale_init=1.0, preprocess="standardize", max_iter=300, screen_iter=30,
                  n_refine=5, random_state=None):
@@ -448,22 +463,20 @@ class MIDD(_GlobalDD):
 
     @property
     def _bag_rule(self):
-        if self.bag_rule not in ("max", "noisy-or"):
-            raise ValueError(f"bag_rule must be 'max' or 'noisy-or', got {self.bag_rule!r}")
         return self.bag_rule
 
 
 class MDD(_GlobalDD):
-    """Modified Diverse Density with the collective assumption (Weka ``MDD``; Frank & Xu) [mdd].
+    """Modified Diverse Density with the collective assumption (Weka ``MDD``; Xu 2003) [mdd].
 
-    hydr-mi.txt lists "MDD" among its Weka classifiers without defining it; Weka's MDD is
-    "Modified Diverse Density algorithm, with collective assumption": every instance contributes
-    equally, P_i = (1/n_i) Σ_j p_ij with p_ij = exp(−Σ_k s_k²(x_ijk − t_k)²), and
-    L = −Σ_{i∈+} log P_i − Σ_{i∈−} log(1 − P_i) is minimised over (t, s) by L-BFGS (analytic
+    Zafra et al. (2013, §4.1.2) list "MDD" among their Weka classifiers without defining it;
+    Weka's MDD is "Modified Diverse Density algorithm, with collective assumption": every
+    instance contributes equally, P_i = (1/n_i) Σ_j p_ij with p_ij = exp(−Σ_k s_k²(x_ijk − t_k)²),
+    and L = −Σ_{i∈+} log P_i − Σ_{i∈−} log(1 − P_i) is minimised over (t, s) by L-BFGS (analytic
     gradient).  Weka writes the scale as a divisor, (x − t)²/s²; ours multiplies (s ↔ 1/s, the
     same model).  Starts, screening and threshold as :class:`MIDD`; Weka starts from every
-    instance of the largest positive bag (``start_bags="largest"``) and predicts P_i > 0.5 (``threshold=0.5``,
-    our default).
+    instance of the largest positive bag (``start_bags="largest"``) and predicts P_i > 0.5
+    (``threshold=0.5``, our default).
     """
 
     _bag_rule = "mean"
@@ -484,7 +497,7 @@ class MDD(_GlobalDD):
 
 
 class EMDD(_DDBase):
-    """EM-DD (Zhang & Goldman 2001) [emdd], vectorised over all starting points.
+    """EM-DD (Zhang & Goldman (2001), NIPS 14) [emdd], vectorised over all starting points.
 
     For every start h = (t = a positive-bag instance, s = ``scale_init``):
       E-step: in each bag pick the instance with the highest p_ij = exp(−Σ s_k²(x_ijk − t_k)²)
@@ -504,6 +517,12 @@ class EMDD(_DDBase):
     Threshold: a bag is positive when max_j p_ij > ``threshold`` (default 0.5, as in the paper and
     Weka); ``threshold="train"`` instead learns the cut on the training bags per start.
     """
+
+    _parameter_constraints = {
+        **_DDBase._parameter_constraints,
+        "select": options(("error", "nldd")),
+        "max_em_iter": COUNT_OR_ZERO,
+    }
 
     def __init__(self, threshold=0.5, select="error", start_bags=3, max_starts=None,
                  scale_init=1.0, max_em_iter=10, preprocess="standardize", max_iter=50,
@@ -526,10 +545,6 @@ class EMDD(_DDBase):
         dmin = np.maximum(dmin, _DMIN)
         nldd = dmin[:, ypos].sum(axis=1) - log1mexp(dmin[:, ~ypos]).sum(axis=1)
         return idx, nldd, dmin
-
-    def _check_select(self):
-        if self.select not in ("error", "nldd"):
-            raise ValueError(f"select must be 'error' or 'nldd', got {self.select!r}")
 
     def _em(self, Xs, X2, off, ypos, A, Bo):
         """EM from the stacked starting hypotheses (A = scales, Bo = offsets c = a·t, each
@@ -575,12 +590,7 @@ class EMDD(_DDBase):
             best = int(np.argmin(nldd))
         return best, acc, thr
 
-    def _check_params(self):
-        self._check_threshold()
-        self._check_select()
-
     def _fit(self, bags, y01):
-        self._check_params()
         rng = np.random.default_rng(self.random_state)
         Xs, po, no, mu, sd = self._layout(bags, y01)
         X2 = Xs * Xs
@@ -609,7 +619,7 @@ class EMDD(_DDBase):
         return A[best], Bo[best], float(thr[best])
 
     def warm_fitness_evaluator(self, X, offsets, y, folds, restarts=2):
-        """HyDR-MI's warm-started subset fitness (issue #17): a :class:`WarmDD` on the inner
+        """HyDR-MI's warm-started subset fitness: a :class:`WarmDD` on the inner
         ``folds``; None when ``random_state`` is neither None nor an int (shared state)."""
         return warm_dd(self, X, offsets, y, folds, restarts)
 
@@ -618,7 +628,7 @@ def warm_dd(clf, X, offsets, y, folds, restarts):
     """A :class:`WarmDD` for ``clf``, or None when its ``random_state`` is shared state."""
     if not (clf.random_state is None or isinstance(clf.random_state, (int, np.integer))):
         return None
-    clf._check_params()
+    validate_params(clf)
     return WarmDD(clf, X, offsets, y, folds, restarts)
 
 

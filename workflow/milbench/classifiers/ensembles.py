@@ -1,8 +1,9 @@
-"""Bag-level Bagging and AdaBoost around any milbench classifier [mi-bagging], [mi-adaboost].
+"""Bagging (Breiman 1996) and AdaBoost.M1 (Freund & Schapire 1996) over bags, around any milbench
+classifier [mi-bagging], [mi-adaboost].
 
-hydr-mi.txt §4.1.2 evaluates Weka meta-learners with MI wrappers: "AdaBoost&PART(MISimple)",
-"Bagging&PART(MIWrapper)" and "AdaBoost&PART(MIWrapper)".  Here the ensemble members are milbench
-MIL classifiers given as a registry config, e.g.
+Zafra et al. (2013), Information Sciences, §4.1.2, evaluate Weka meta-learners with MI
+wrappers: "AdaBoost&PART(MISimple)", "Bagging&PART(MIWrapper)" and "AdaBoost&PART(MIWrapper)".
+Here the ensemble members are milbench MIL classifiers given as a registry config, e.g.
 ``base={"name": "mi-wrapper", "estimator": "tree"}`` (or an estimator instance), so those
 configurations are written in config:
 
@@ -31,25 +32,28 @@ DecisionStump).
 """
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from sklearn.base import clone
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import has_fit_parameter
 
-from milbench.base import COUNT, MILClassifier, WeightedMILClassifier
+from milbench.base import COUNT, SEED, MILClassifier, WeightedMILClassifier
 from milbench.classifiers.miboost import STOP_CODES
+from milbench.classifiers.wrapper import MIWrapper
+
+# a member: a classifier registry config, an estimator, or None (MI-Wrapper around a tree)
+BASE = [dict, HasMethods(["fit", "predict"]), None]
 
 
 def make_member(base, seed):
     """A fresh, unfitted member from a registry config dict or an estimator instance (None:
     MI-Wrapper around a tree)."""
     if base is None:
-        from milbench.classifiers.wrapper import MIWrapper
         base = MIWrapper(estimator="tree")
     if isinstance(base, dict):
-        from milbench import registry
+        from milbench import registry  # the registry is the layer above the estimators
         if "name" not in base:
             raise ValueError(f"base config needs a 'name': {base!r}")
         est = registry.make("classifier", base)
@@ -73,8 +77,10 @@ class MIBagging(MILClassifier):
     """Bagging over bags of any milbench classifier (see module docstring)."""
 
     _parameter_constraints = {
+        "base": BASE,
         "n_estimators": COUNT,
         "max_samples": [Interval(Real, 0, 1, closed="right")],
+        "random_state": SEED,
     }
 
     def __init__(self, base=None, n_estimators=10, max_samples=1.0, random_state=None):
@@ -87,8 +93,6 @@ class MIBagging(MILClassifier):
         rng = np.random.default_rng(self.random_state)
         classes = [np.flatnonzero(y01 == c) for c in (0, 1)]
         frac = float(self.max_samples)
-        if not 0 < frac <= 1:
-            raise ValueError(f"max_samples must be in (0, 1], got {self.max_samples!r}")
         self.estimators_, self.samples_ = [], []
         for _ in range(int(self.n_estimators)):
             idx = np.concatenate([rng.choice(c, size=max(1, int(round(frac * len(c)))),
@@ -112,7 +116,9 @@ class MIAdaBoost(WeightedMILClassifier):
     """AdaBoost.M1 / two-class SAMME over bags of any milbench classifier (see module docstring)."""
 
     _parameter_constraints = {
-        "n_estimators": [Interval(Integral, 1, None, closed="left")],
+        "base": BASE,
+        "n_estimators": COUNT,
+        "random_state": SEED,
     }
 
     def __init__(self, base=None, n_estimators=10, random_state=None):

@@ -1,7 +1,8 @@
-"""KI-SVM, bag level — key-instance SVM [kisvm].
+"""KI-SVM, bag level — key-instance SVM (Li, Kwok, Tsang & Zhou 2009) [kisvm].
 
 Li, Kwok, Tsang & Zhou, "A convex method for locating regions of interest with multi-instance
-learning", ECML PKDD 2009 (miordm.txt ref. [20]; MIORDM compares with the bag-level variant).
+learning", ECML PKDD 2009 (ref. [20] of Luan et al. (2020), IEEE Access, whose MIORDM is compared
+with the bag-level variant).
 
 The paper's Bag-KI-SVM represents every positive bag by one *key instance* (selected by an
 indicator vector d_i over its instances) and every negative bag as a whole, and learns
@@ -36,9 +37,17 @@ import numpy as np
 from scipy import sparse
 from sklearn.svm import SVC
 
-from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options
+from milbench.base import (
+    COUNT,
+    GAMMA,
+    NON_NEGATIVE,
+    POSITIVE,
+    MILClassifier,
+    options,
+    resolve_gamma,
+)
 from milbench.classifiers.miordm import representatives_stop, segment_argmax
-from milbench.classifiers.odm import KERNELS, kernel_matrix, resolve_gamma, sq_norms
+from milbench.classifiers.odm import KERNELS, kernel_matrix, sq_norms
 from milbench.data.bags import stack
 
 
@@ -79,6 +88,8 @@ class KISVM(MILClassifier):
     _parameter_constraints = {
         "C": POSITIVE,
         "kernel": options(KERNELS),
+        "gamma": GAMMA,
+        "ratio": POSITIVE,
         "max_iter": COUNT,
         "tol": NON_NEGATIVE,
     }

@@ -1,8 +1,9 @@
-"""LC-MF: joint link-content matrix factorisation + linear SVM (Zhu, Yu, Chi & Gong, SIGIR
-2007), the non-MIL baseline of milsd.txt §3.1 [lcmf].
+"""LC-MF: joint link-content matrix factorisation + linear SVM (Zhu, Yu, Chi & Gong 2007, SIGIR)
+[lcmf], the non-MIL baseline of Zhang et al. (2011), NIPS, §3.1.
 
 Every bag (web page) becomes one content vector c_i — the mean of its instances, L2-normalised
-(milsd.txt §3.2: "the instances which are the averages of the instances in each bag") — and the
+(Zhang et al. (2011), §3.2: "the instances which are the averages of the instances in each
+bag") — and the
 bag-level graph gives the adjacency matrix A (A_pq = edge weight).  With Z (pages × k latent
 factors), U (k × k) and V (terms × k), LC-MF minimises
 
@@ -26,8 +27,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import LinearSVC
 
-from milbench.base import COUNT, POSITIVE, MILClassifier, validate_params
+from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, validate_params
 from milbench.data.bags import BagError, Bags, check_bags, labels_to_01, stack
 
 
@@ -113,8 +116,12 @@ class LCMF(MILClassifier):
 
     _parameter_constraints = {
         "n_factors": COUNT,
+        "alpha": NON_NEGATIVE,
+        "gamma": NON_NEGATIVE,
+        "beta": NON_NEGATIVE,
         "svm_C": POSITIVE,
         "max_iter": COUNT,
+        "random_state": ["random_state"],
     }
 
     def __init__(self, n_factors=50, alpha=1.0, gamma=0.1, beta=0.1, svm_C=1.0, max_iter=300,
@@ -146,9 +153,6 @@ class LCMF(MILClassifier):
     def fit(self, X, y, unlabeled=None):
         """Factorise the training bags (plus ``unlabeled`` ones, transductive) and fit the SVM."""
         validate_params(self)
-        from sklearn.preprocessing import StandardScaler
-        from sklearn.svm import LinearSVC
-
         inst, off, ids, y01, classes = self._unpack(X, y)
         self.classes_ = classes
         self.n_features_in_ = inst.shape[1]

@@ -1,5 +1,6 @@
 """MIBoost (Xu & Frank 2004, "Logistic regression and boosting for labeled bags of instances",
-§4; Weka ``MIBoost``; hydr-mi.txt §4.1.2) [mi-boost].
+PAKDD, §4; Weka's ``MIBoost``) [mi-boost], one of the classifiers of Zafra et al. (2013),
+Information Sciences, §4.1.2.
 
 Boosting at the bag level with an instance-level weak learner, under the collective assumption
 that a bag's log-odds is the mean of its instances' log-odds (the geometric mean of instance
@@ -30,7 +31,7 @@ from scipy.optimize import brentq
 from scipy.special import expit
 from sklearn.utils.validation import has_fit_parameter
 
-from milbench.base import COUNT, MILClassifier
+from milbench.base import COUNT, ESTIMATOR, ESTIMATOR_PARAMS, SEED, MILClassifier
 from milbench.data.bags import stack
 from milbench.utils.learners import make_estimator
 
@@ -68,7 +69,10 @@ class MIBoost(MILClassifier):
     """
 
     _parameter_constraints = {
+        "estimator": ESTIMATOR,
+        "estimator_params": ESTIMATOR_PARAMS,
         "n_estimators": COUNT,
+        "random_state": SEED,
     }
 
     def __init__(self, estimator="stump", estimator_params=None, n_estimators=10,

@@ -1,14 +1,16 @@
-"""MILDM — multi-instance learning with discriminative bag mapping [mildm] (aMILGDM).
+"""MILDM — multi-instance learning with discriminative bag mapping (Wu et al. 2018) [mildm]
+(aMILGDM).
 
-Wu, Pan, Zhu, Zhang & Wu, IEEE TKDE 30(6) 2018, as used by miordm.txt §V-B ("aMILGDM": the
-instance pool is *all* training instances, global discriminative mapping, then kNN).
+Wu, Pan, Zhu, Zhang & Wu, IEEE TKDE 30(6) 2018, as used by Luan et al. (2020), IEEE Access, §V-B
+("aMILGDM": the instance pool is *all* training instances, global discriminative mapping, then
+kNN).
 
 1. Instance pool P = every instance of every training bag.
 2. Bag mapping: bag B ↦ φ(B) ∈ R^{|P|}, φ_k(B) = max_{x∈B} exp(−γ‖x − p_k‖²)
    = exp(−γ · min_{x∈B} ‖x − p_k‖²) — the similarity of B to pool instance p_k.
 3. Discriminative instance pool (DIP): each pool instance is scored by how well its column
    f_k = (φ_k(B_1), …, φ_k(B_n)) separates the training bags under pairwise label constraints
-   (the must-link / cannot-link design the same authors use in CVFS-MIL, cvfs-mil.txt §3):
+   (the must-link / cannot-link design of CVFS-MIL, Wu et al. (2014), §3):
        h(p_k) = ½ Σ_{i,j} W_ij (f_ki − f_kj)² = f_kᵀ L f_k,   L = D − W,
        W_ij = −1/|M| if y_i = y_j (must-link pairs M),  +1/|C| if y_i ≠ y_j (cannot-link C),
    i.e. same-label bags should look alike and different-label bags unlike.  The top ``m`` pool
@@ -27,8 +29,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from milbench.base import FRACTION_OR_COUNT, MILClassifier, n_from_fraction
-from milbench.classifiers.odm import resolve_gamma, sq_norms
+from milbench.base import (
+    ESTIMATOR,
+    ESTIMATOR_PARAMS,
+    FRACTION_OR_COUNT,
+    GAMMA,
+    MILClassifier,
+    n_from_fraction,
+    resolve_gamma,
+)
+from milbench.classifiers.odm import sq_norms
 from milbench.data.bags import stack
 from milbench.utils.learners import make_estimator
 
@@ -76,6 +86,10 @@ class MILDM(MILClassifier):
 
     _parameter_constraints = {
         "m": FRACTION_OR_COUNT,
+        "gamma": GAMMA,
+        "estimator": ESTIMATOR,
+        "estimator_params": ESTIMATOR_PARAMS,
+        "random_state": ["random_state"],
     }
 
     def __init__(self, m=0.1, gamma=None, estimator="knn", estimator_params=None,

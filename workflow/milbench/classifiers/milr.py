@@ -1,8 +1,9 @@
-"""Multiple-instance logistic regression (Ray & Craven 2005; the classifier of midr.txt §4).
+"""Multiple-instance logistic regression (Ray & Craven 2005, ICML) [milr]; the classifier of Sun,
+Ng & Zhou (2010), AAAI, "Experiments".
 
 Instance probabilities p_ij = σ(wᵀx_ij + b) are combined into a bag probability P_i:
 
-* ``softmax``   P_i = Σ_j p_ij e^{α p_ij} / Σ_j e^{α p_ij}              (midr.txt, α = 3.5)
+* ``softmax``   P_i = Σ_j p_ij e^{α p_ij} / Σ_j e^{α p_ij}       (Sun et al. 2010, α = 3.5)
 * ``noisy-or``  P_i = 1 − Π_j (1 − p_ij)
 * ``mean``      P_i = (1/n_i) Σ_j p_ij                                 (arithmetic mean)
 * ``geometric`` P_i = G(p) / (G(p) + G(1 − p)), G the geometric mean;  equivalently
@@ -17,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import minimize
 from scipy.special import expit, log_expit
+from sklearn.linear_model import LogisticRegression
 
 from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options
 from milbench.classifiers.warm import restrict
@@ -121,7 +123,6 @@ class MILR(MILClassifier):
         d = X.shape[1]
         theta0 = np.zeros(d + int(self.fit_intercept))
         if self.warm_start_si:
-            from sklearn.linear_model import LogisticRegression
             lr = LogisticRegression(C=self.C, fit_intercept=self.fit_intercept, max_iter=200)
             lr.fit(X, np.repeat(y, np.diff(offsets)))
             theta0[:d] = lr.coef_[0]
@@ -162,7 +163,7 @@ class MILR(MILClassifier):
         return np.column_stack([1 - P, P])
 
     def warm_fitness_evaluator(self, X, offsets, y, folds, restarts=0):
-        """HyDR-MI's warm-started subset fitness (issue #17): :class:`WarmMILR` on the inner
+        """HyDR-MI's warm-started subset fitness: :class:`WarmMILR` on the inner
         ``folds`` (one start: ``restarts`` is not used)."""
         return WarmMILR(self, X, offsets, y, folds)
 

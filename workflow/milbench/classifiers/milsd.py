@@ -1,7 +1,8 @@
-"""MILSD: multiple-instance learning on structured data (Zhang, Liu, Si, Zhang & Lawrence,
-NIPS 2011; milsd.txt §2) [milsd] — B-MILSD, I-MILSD and BI-MILSD.
+"""MILSD: multiple-instance learning on structured data (Zhang, Liu, Si, Zhang & Lawrence 2011,
+NIPS, §2) [milsd] — B-MILSD, I-MILSD and BI-MILSD.
 
-Objective (milsd.txt problem (1), linear classifier, bias absorbed as a constant feature)::
+Objective (Zhang et al. (2011), problem (1), linear classifier, bias absorbed as a constant
+feature)::
 
     J(w) = ½‖w‖² + C/n Σ_i max{0, 1 − Y_i f(B_i)}
                + μ/|E| Σ_{(p,q)∈E} w(p,q) |f(p)/√d(p) − f(q)/√d(q)|,   f(B) = max_j wᵀB_j
@@ -11,7 +12,7 @@ with the graph on bags (``graph="bag"``, B-MILSD: f(p) is the bag score), on ins
 terms added, each normalised by its own edge count |E_bag|, |E_inst|).  d(p) is the weighted
 out-degree of p in its graph ("outgoing degree", as the paper, after Zhou et al. 2005).
 
-Optimisation (milsd.txt §2.3, Table 1):
+Optimisation (Zhang et al. (2011), §2.3, Table 1):
 
 * **CCCP** outer loop: every concave part — the max inside a positive bag's hinge and the
   subtracted max of each direction of an edge term — is replaced by its linearisation at the
@@ -26,15 +27,15 @@ Optimisation (milsd.txt §2.3, Table 1):
   primal active-set method (warm-started, exact up to round-off; ``solver="active-set"``, the
   default, unchanged so that models stay bit for bit: MILSD's path is round-off sensitive,
   see :func:`solve_dual_qp`) or by SMO-style dual coordinate descent stopped at a stated
-  duality gap (``solver="cd"``).  Measured on WebKB (issue #26,
-  ``benchmarks/bench_milsd.py --qp``: the QPs of a webkb-faculty fit at C = 32) the CD solver
+  duality gap (``solver="cd"``).  Measured on WebKB
+  (``benchmarks/bench_milsd.py --qp``: the QPs of a webkb-faculty fit at C = 32) the CD solver
   is 2.5–10× *slower* than the active set (gap 0.1 / 0.01 of C·ε1 + μ·ε2): successive cuts are
   nearly parallel, so the Gram matrix is ill-conditioned and pairwise steps zig-zag (hundreds
   of steps per solve, some stopping at the step cap), while the active set needs ~14 KKT
   solves on ~100 free variables.  The working set lives in preallocated buffers (no
   re-stacking of the cut vectors every iteration).
 
-Cost levers (issue #26):
+Cost levers:
 
 * The data-only setup of a fit — design matrix and its transpose, graph and degree
   normalisation, the round-1 linearisation (mean instances) and the first cut (at w = 0) —
@@ -80,10 +81,12 @@ import time
 import warnings
 
 import numpy as np
+import pandas as pd
 import scipy.sparse as sp
 
-from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, validate_params
+from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options, validate_params
 from milbench.data.bags import BagError, Bags, check_bags, labels_to_01, stack
+from milbench.data.edges import check_edges
 from milbench.utils.cache import LRUCache
 
 GRAPHS = ("bag", "instance", "both")
@@ -100,7 +103,7 @@ def solve_dual_qp(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
     step solves the equality-constrained KKT system on the free variables, moves to the first
     blocking constraint, or drops the constraint with the most negative multiplier.  A ridge of
     1e-12·(1 + max K_kk) makes K strictly convex (repeated constraints make it singular).
-    Exact up to round-off; returns (γ, iterations).  Unchanged since before issue #26: the
+    Exact up to round-off; returns (γ, iterations).  Kept as first written: the
     working-set Gram matrix is nearly singular (successive cuts are nearly parallel), so a
     round-off difference can end at another near-optimal γ whose w moves CCCP's witnesses.
     An optimised variant (gradient carried along the steps, K's new column by one matrix
@@ -498,7 +501,7 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
                 K = K2
                 lin = np.concatenate([lin, np.empty(size - m)])
                 block = np.concatenate([block, np.empty(size - m, dtype=int)])
-            # K's new column by one dot product per row, as before issue #26 (bit for bit;
+            # K's new column by one dot product per row, as first written (bit for bit;
             # one matrix-vector product rounds differently, see solve_dual_qp)
             kcol = np.array([R[i] @ vec for i in range(m)])
             K[m, :m] = kcol
@@ -554,7 +557,6 @@ def _hash_into(h, inst, offsets, bags):
     if bags is not None:
         h.update("\0".join(bags.bag_ids.tolist()).encode())
         if bags.edges is not None and len(bags.edges):
-            import pandas as pd
             h.update(b"edges" + ",".join(map(str, bags.edges.columns)).encode())
             h.update(pd.util.hash_pandas_object(bags.edges, index=False).to_numpy().data)
     h.update(b"|")
@@ -573,7 +575,8 @@ def _nbytes(*objs):
 
 # ------------------------------------------------------------------------- estimator
 class MILSD(MILClassifier):
-    """B-/I-/BI-MILSD (milsd.txt §2), linear, bias absorbed; see the module docstring.
+    """B-/I-/BI-MILSD (Zhang et al. (2011), NIPS, §2), linear, bias absorbed; see the module
+    docstring.
 
     Parameters
     ----------
@@ -587,8 +590,7 @@ class MILSD(MILClassifier):
         underfits L2-normalised TF-IDF passages (webkb-student at ratio .5: C = 8 gives 55 %,
         C = 2048 84 %).
     solver : the cutting plane's restricted dual QP: "active-set" (default;
-        :func:`solve_dual_qp`, exact up to round-off, models bit for bit as before issue
-        #26) or "cd" (:func:`solve_dual_cd`, SMO
+        :func:`solve_dual_qp`, exact up to round-off) or "cd" (:func:`solve_dual_cd`, SMO
         dual coordinate descent stopped at a duality gap of ``qp_gap``·(C·ε1 + μ·ε2);
         measured 2.5–10× slower per QP on WebKB, kept as the tested alternative).
     qp_gap : the "cd" solver's gap, as a fraction of C·ε1 + μ·ε2 (unused by "active-set").
@@ -612,6 +614,12 @@ class MILSD(MILClassifier):
         "max_cp": COUNT,
         "qp_gap": POSITIVE,
         "warm_C": ["boolean"],
+        "graph": options(GRAPHS),
+        "tol": NON_NEGATIVE,
+        "degree": options(DEGREES),
+        "scaling": options(SCALINGS),
+        "solver": options(SOLVERS),
+        "random_state": ["random_state"],
     }
 
     def __init__(self, C=1.0, mu=0.1, graph="bag", eps1=1e-3, eps2=1e-3, tol=1e-3,
@@ -650,21 +658,8 @@ class MILSD(MILClassifier):
         inst, off = stack(bags)
         return inst, off, None, y01, classes
 
-    def _check_params(self):
-        if self.graph not in GRAPHS:
-            raise ValueError(f"graph must be one of {GRAPHS}, got {self.graph!r}")
-        if self.scaling not in SCALINGS:
-            raise ValueError(f"scaling must be one of {SCALINGS}, got {self.scaling!r}")
-        if self.degree not in DEGREES:
-            raise ValueError(f"degree must be one of {DEGREES}, got {self.degree!r}")
-        if self.solver not in SOLVERS:
-            raise ValueError(f"solver must be one of {tuple(SOLVERS)}, got {self.solver!r}")
-
     def _graph(self, containers):
         """Bag- and instance-level edge arrays over the concatenation of ``containers``."""
-        import pandas as pd
-
-        from milbench.data.edges import check_edges
         ids, frames, inst = [], [], ([], [], [])
         row0 = 0
         for c in containers:
@@ -715,7 +710,6 @@ class MILSD(MILClassifier):
         (transductive B-MILSD, as the paper's WebKB runs); no labels of them are used.
         """
         validate_params(self)
-        self._check_params()
         t0 = time.process_time()
         inst, offsets, bx, y01, classes = self._as_bags(X, y)
         self.classes_ = classes

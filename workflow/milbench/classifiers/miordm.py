@@ -1,6 +1,7 @@
-"""MIORDM — Multi-Instance Optimal Representative Distribution Margin machine [miordm].
+"""MIORDM — Multi-Instance Optimal Representative Distribution Margin machine (Luan et al. 2020)
+[miordm].
 
-Luan, Luo, Zhuge & Hou, IEEE Access 8 (2020), miordm.txt §III, Algorithm 1:
+Luan, Luo, Zhuge & Hou, IEEE Access 8 (2020), §III, Algorithm 1:
 
 1. every bag's representative starts as its mean instance (Eq. 13);
 2. with the representatives fixed, solve the kernel ODM dual (Eq. 27) by dual coordinate
@@ -58,15 +59,13 @@ K(R, R) (Eq. 27) and K(X, R_sv) (Eq. 32).  Three ways to get them, the same mode
 """
 from __future__ import annotations
 
-from numbers import Real
-
 import numpy as np
 import scipy.sparse as sp
-from sklearn.utils._param_validation import Interval
 
-from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier
+from milbench.base import COUNT, MILClassifier, options, resolve_gamma
 from milbench.classifiers import odm
 from milbench.classifiers.odm import (
+    ODM_CONSTRAINTS,
     cached_kernel,
     cached_packed_kernel,
     kernel_matrix,
@@ -75,7 +74,6 @@ from milbench.classifiers.odm import (
     packed_matvec,
     packed_size,
     primal_objective,
-    resolve_gamma,
     solve_odm_dual,
     sq_norms,
 )
@@ -144,7 +142,7 @@ def instances_and_means(X, offsets):
 
 
 class MIORDM(MILClassifier):
-    """MIORDM (miordm.txt Algorithm 1).
+    """MIORDM (Luan et al. (2020), IEEE Access, Algorithm 1).
 
     lam, theta, mu : λ, θ, μ of Eq. 18 (λ ∈ {2⁷..2¹⁰}, θ, μ ∈ {0.6, 0.7, 0.8} in §V-B).
     kernel : "rbf" | "linear";  gamma : RBF width (None → 1/d).
@@ -169,11 +167,9 @@ class MIORDM(MILClassifier):
     STOP_REASONS = {"converged": 0, "cycle": 1, "max_iter": 2}
 
     _parameter_constraints = {
-        "lam": POSITIVE,
-        "theta": [Interval(Real, 0, 1, closed="left")],
-        "mu": POSITIVE,
+        **ODM_CONSTRAINTS,
         "max_rounds": COUNT,
-        "tol": NON_NEGATIVE,
+        "keep": options(("last", "best")),
     }
 
     def __init__(self, lam=256.0, theta=0.7, mu=0.7, kernel="rbf", gamma=None, max_rounds=50,
@@ -191,8 +187,6 @@ class MIORDM(MILClassifier):
         self.random_state = random_state
 
     def _fit(self, bags, y01):
-        if self.keep not in ("last", "best"):
-            raise ValueError(f"keep must be 'last' or 'best', got {self.keep!r}")
         X, offsets = stack(bags)
         y = np.where(np.asarray(y01) > 0, 1.0, -1.0)
         n, N = len(y), len(X)

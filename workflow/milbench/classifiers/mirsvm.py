@@ -1,13 +1,13 @@
-"""MIRSVM — multi-instance SVM with bag representatives [mirsvm].
+"""MIRSVM — multi-instance SVM with bag representatives (Melki, Cano & Ventura 2018) [mirsvm].
 
-Melki, Cano & Ventura, Pattern Recognition 79 (2018) 228–241, as summarised in miordm.txt §II-A
-and §V-B: every bag — positive or negative — is represented by exactly one instance; an SVM is
-trained on the n representatives with the bag labels; then each bag's representative becomes
-its instance with the highest SVM output (for a positive bag the most positive instance, for a
-negative bag the least negative one, i.e. the one nearest the positive side); repeat until the
-representatives stop changing.  Representatives start as one random instance per bag (the
-initialisation miordm.txt Eq. 12 attributes to MIRSVM).  A bag's score is the highest output
-among its instances.
+Melki, Cano & Ventura, Pattern Recognition 79 (2018) 228–241, as summarised by Luan et al.
+(2020), IEEE Access, §II-A and §V-B: every bag — positive or negative — is represented by exactly
+one instance; an SVM is trained on the n representatives with the bag labels; then each bag's
+representative becomes its instance with the highest SVM output (for a positive bag the most
+positive instance, for a negative bag the least negative one, i.e. the one nearest the positive
+side); repeat until the representatives stop changing.  Representatives start as one random
+instance per bag (the initialisation Luan et al. (2020), Eq. 12, attribute to MIRSVM).  A bag's
+score is the highest output among its instances.
 
 Choices (stated, not hidden):
 * The SVM is scikit-learn's ``SVC`` (soft margin, hinge loss, bias) on the representatives —
@@ -21,9 +21,18 @@ from __future__ import annotations
 import numpy as np
 from sklearn.svm import SVC
 
-from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options
+from milbench.base import (
+    COUNT,
+    GAMMA,
+    NON_NEGATIVE,
+    POSITIVE,
+    SEED,
+    MILClassifier,
+    options,
+    resolve_gamma,
+)
 from milbench.classifiers.miordm import representatives_stop, segment_argmax
-from milbench.classifiers.odm import KERNELS, kernel_matrix, resolve_gamma, sq_norms
+from milbench.classifiers.odm import KERNELS, kernel_matrix, sq_norms
 from milbench.data.bags import stack
 
 
@@ -49,9 +58,11 @@ class MIRSVM(MILClassifier):
     _parameter_constraints = {
         "C": POSITIVE,
         "kernel": options(KERNELS),
+        "gamma": GAMMA,
         "init": options(("random", "mean")),
         "max_iter": COUNT,
         "tol": NON_NEGATIVE,
+        "random_state": SEED,
     }
 
     def __init__(self, C=1.0, kernel="rbf", gamma=None, init="random", max_iter=50, tol=1e-3,

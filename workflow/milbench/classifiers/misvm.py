@@ -39,13 +39,23 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 from sklearn.svm import SVC
+from sklearn.utils._param_validation import StrOptions
 
-from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options
-from milbench.classifiers.set_kernel import resolve_gamma, scaled_C
+from milbench.base import (
+    COUNT,
+    COUNT_OR_ZERO,
+    GAMMA,
+    NON_NEGATIVE,
+    POSITIVE,
+    REAL,
+    MILClassifier,
+    options,
+    resolve_gamma,
+)
+from milbench.classifiers.set_kernel import C_SCALINGS, scaled_C
 from milbench.data.bags import stack
 
 KERNELS = ("linear", "rbf", "poly")
-PRECOMPUTE = ("auto", True, False)
 
 
 class _InstanceSVM:
@@ -120,10 +130,17 @@ class _InstanceSVM:
 
 class _MISVMBase(MILClassifier):
     _parameter_constraints = {
-        "C": POSITIVE,
         "kernel": options(KERNELS),
+        "C": POSITIVE,
+        "C_scaling": options(C_SCALINGS),
+        "gamma": GAMMA,
+        "degree": COUNT_OR_ZERO,
+        "coef0": REAL,
         "max_iter": COUNT,
         "tol": NON_NEGATIVE,
+        "precompute": [StrOptions({"auto"}), "boolean"],
+        "precompute_max": COUNT_OR_ZERO,
+        "cache_size": POSITIVE,
     }
 
     def __init__(self, kernel="linear", C=1.0, C_scaling="none", gamma=None, degree=3,
@@ -142,8 +159,6 @@ class _MISVMBase(MILClassifier):
         self.cache_size = cache_size
 
     def _setup(self, bags):
-        if self.precompute not in PRECOMPUTE:
-            raise ValueError(f"precompute must be one of {PRECOMPUTE}, got {self.precompute!r}")
         X, off = stack(bags)
         X = np.asarray(X, dtype=float)
         self.gamma_ = resolve_gamma(self.gamma, X.shape[1])

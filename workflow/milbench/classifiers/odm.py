@@ -1,6 +1,7 @@
-"""Kernel Optimal margin Distribution Machine (ODM) and its dual coordinate-descent solver.
+"""Kernel Optimal margin Distribution Machine (ODM; Zhang & Zhou 2019, IEEE TKDE) and its dual
+coordinate-descent solver, as MIORDM uses it (Luan et al. (2020), IEEE Access, §III-B).
 
-miordm.txt §III-B (Luan et al., IEEE Access 2020; ODM of Zhang & Zhou, TKDE 2019).  For n points
+For n points
 with labels y ∈ {±1} and kernel matrix K the primal (Eq. 18) is
 
     min_w ½‖w‖² + λ/(n(1−θ)²) (‖ξ‖² + μ‖ε‖²)
@@ -38,27 +39,42 @@ the hybrid reaches the same (unique) optimum to ~1e-13 in a few sweeps.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cho_factor, cho_solve
 from scipy.linalg.blas import daxpy, dspmv
 from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 
+from milbench.base import (
+    COUNT,
+    COUNT_OR_ZERO,
+    GAMMA,
+    NON_NEGATIVE,
+    POSITIVE,
+    SEED,
+    options,
+    resolve_gamma,
+)
 from milbench.utils.cache import CACHE, fingerprint
 
 KERNELS = ("rbf", "linear")
 
-
-def resolve_gamma(gamma, n_features):
-    """RBF width: ``None`` means 1/d (the paper's default, the reciprocal of the dimension)."""
-    if gamma is None:
-        return 1.0 / max(int(n_features), 1)
-    gamma = float(gamma)
-    if not gamma > 0:
-        raise ValueError(f"gamma must be > 0, got {gamma}")
-    return gamma
+# the parameters of Eq. 18 and of the solver, shared by ODM and MIORDM
+ODM_CONSTRAINTS = {
+    "lam": POSITIVE,
+    "theta": [Interval(Real, 0, 1, closed="left")],
+    "mu": POSITIVE,
+    "kernel": options(KERNELS),
+    "gamma": GAMMA,
+    "tol": NON_NEGATIVE,
+    "max_sweeps": COUNT,
+    "newton_every": COUNT_OR_ZERO,
+    "random_state": SEED,
+}
 
 
 def sq_norms(A):
@@ -162,15 +178,6 @@ def cached_packed_kernel(Zs, kernel="rbf", gamma=1.0, norms=None):
 def odm_c(n, lam, theta):
     """c = n(1−θ)²/(2λ), the diagonal shift of the dual (Eq. 27)."""
     return n * (1.0 - theta) ** 2 / (2.0 * lam)
-
-
-def check_odm_params(lam, theta, mu):
-    if not lam > 0:
-        raise ValueError(f"lam must be > 0, got {lam}")
-    if not 0.0 <= theta < 1.0:
-        raise ValueError(f"theta must be in [0, 1), got {theta}")
-    if not mu > 0:
-        raise ValueError(f"mu must be > 0, got {mu}")
 
 
 def odm_dual_matrices(H, c, mu, theta):
@@ -358,10 +365,13 @@ def solve_odm_dual(H, c, mu, theta, alpha0=None, beta0=None, tol=1e-6, max_sweep
 
 
 class ODM(ClassifierMixin, BaseEstimator):
-    """Single-instance kernel ODM (miordm.txt Eqs. 18–31; Zhang & Zhou 2019), no bias term.
+    """Single-instance kernel ODM (Zhang & Zhou 2019; Luan et al. (2020), Eqs. 18–31), no bias
+    term.
 
     The oracle for MIORDM: on bags of one instance MIORDM reduces to this model.
     """
+
+    _parameter_constraints = ODM_CONSTRAINTS
 
     def __init__(self, lam=256.0, theta=0.7, mu=0.7, kernel="rbf", gamma=None, tol=1e-6,
                  max_sweeps=2000, newton_every=1, random_state=None):
@@ -376,8 +386,8 @@ class ODM(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def fit(self, X, y):
+        self._validate_params()
         X, y = check_X_y(X, y, dtype=float)
-        check_odm_params(self.lam, self.theta, self.mu)
         self.classes_ = np.unique(y)
         if len(self.classes_) != 2:
             raise ValueError(f"ODM needs two classes, got {self.classes_.tolist()}")

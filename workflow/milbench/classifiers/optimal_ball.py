@@ -1,8 +1,9 @@
-"""MI optimal ball [mi-optimal-ball] (Auer & Ortner 2004; Weka ``MIOptimalBall``; hydr-mi §4.1.2).
+"""MI optimal ball (Auer & Ortner 2004) [mi-optimal-ball]: Weka's ``MIOptimalBall``, one of
+the classifiers of Zafra et al. (2013), Information Sciences, §4.1.2.
 
 A ball B(c, r) in instance space calls a bag positive when at least one of its instances lies
-inside.  Auer & Ortner use such balls as weak hypotheses in boosting; the single "optimal ball"
-of Weka (the classifier hydr-mi evaluates) is found by exhaustive search:
+inside.  Auer & Ortner (2004, ECML) use such balls as weak hypotheses in boosting; the single
+"optimal ball" of Weka (the classifier Zafra et al. evaluate) is found by exhaustive search:
 
 * candidate centres c: every (distinct) instance of every positive training bag
   (``max_centres`` draws a seeded random subset when that is too many);
@@ -23,14 +24,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from milbench.base import MILClassifier
+from milbench.base import COUNT, SEED, WeightedMILClassifier, options
 from milbench.classifiers.diverse_density import best_thresholds
-from milbench.data.bags import BagError, check_bags, stack
+from milbench.data.bags import stack
 
 _BLOCK_ELEMS = 4_000_000      # centres × instances per distance block
 
 
-class MIOptimalBall(MILClassifier):
+class MIOptimalBall(WeightedMILClassifier):
     """Optimal ball by exhaustive centre × radius search (see module docstring).
 
     preprocess : "normalize" (min-max to [0, 1] on training instances; Weka's default),
@@ -38,20 +39,16 @@ class MIOptimalBall(MILClassifier):
     max_centres : None (all positive-bag instances) or an int cap (seeded random subset).
     """
 
+    _parameter_constraints = {
+        "preprocess": options(("normalize", "standardize", "none")),
+        "max_centres": [*COUNT, None],
+        "random_state": SEED,
+    }
+
     def __init__(self, preprocess="normalize", max_centres=None, random_state=None):
         self.preprocess = preprocess
         self.max_centres = max_centres
         self.random_state = random_state
-
-    def fit(self, X, y, sample_weight=None):
-        bags, y01, classes = check_bags(X, y)
-        self.classes_ = classes
-        self.n_features_in_ = bags[0].shape[1]
-        w = np.ones(len(bags)) if sample_weight is None else np.asarray(sample_weight, float)
-        if w.shape != (len(bags),) or (w < 0).any() or w.sum() <= 0:
-            raise BagError("sample_weight must be one non-negative weight per bag, not all zero")
-        self._fit(bags, y01, w)
-        return self
 
     def _prep(self, X):
         return (X - self.shift_) / self.span_
@@ -63,11 +60,8 @@ class MIOptimalBall(MILClassifier):
             shift, span = X.min(0), X.max(0) - X.min(0)
         elif self.preprocess == "standardize":
             shift, span = X.mean(0), X.std(0)
-        elif self.preprocess == "none":
-            shift, span = np.zeros(X.shape[1]), np.ones(X.shape[1])
         else:
-            raise ValueError("preprocess must be 'normalize', 'standardize' or 'none', "
-                             f"got {self.preprocess!r}")
+            shift, span = np.zeros(X.shape[1]), np.ones(X.shape[1])
         self.shift_, self.span_ = shift, np.where(span > 0, span, 1.0)
         Xn = self._prep(X)
         pos_rows = np.concatenate([np.arange(off[i], off[i + 1]) for i in np.flatnonzero(y01)])

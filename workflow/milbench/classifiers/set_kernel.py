@@ -1,7 +1,8 @@
-"""Set kernel and normalised set kernel SVM (Gärtner, Flach, Kowalczyk & Smola 2002)
+"""Set kernel and normalised set kernel SVM (Gärtner, Flach, Kowalczyk & Smola 2002, ICML)
 [mi-kernel-svm].
 
-hydr-mi.txt §4.1.2 calls this classifier "MISMO" (Weka's SMO with a multi-instance kernel).
+Zafra et al. (2013), Information Sciences, §4.1.2, call this classifier "MISMO" (Weka's SMO with
+a multi-instance kernel).
 For bags X, Y and an instance kernel k the set kernel is
 
     k_set(X, Y) = Σ_{x∈X} Σ_{y∈Y} k(x, y)                                  (Gärtner et al., Def. 1)
@@ -37,8 +38,19 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
 from sklearn.svm import SVC
+from sklearn.utils._param_validation import StrOptions
 
-from milbench.base import NON_NEGATIVE, POSITIVE, MILClassifier
+from milbench.base import (
+    COUNT,
+    COUNT_OR_ZERO,
+    GAMMA,
+    NON_NEGATIVE,
+    POSITIVE,
+    REAL,
+    MILClassifier,
+    options,
+    resolve_gamma,
+)
 from milbench.data.bags import stack
 
 INSTANCE_KERNELS = ("rbf", "poly")
@@ -47,26 +59,15 @@ C_SCALINGS = ("none", "n_bags", "n_instances", "n_examples")
 
 
 def scaled_C(C, C_scaling, *, n_bags, n_instances, n_examples):
-    """Effective SVC C under an explicit scaling rule (never a hidden division).
+    """Effective SVC C under an explicit scaling rule (never a hidden division); ``C`` and
+    ``C_scaling`` are an estimator's validated parameters.
 
     "none": C; "n_bags": C / n_bags; "n_instances": C / n_instances; "n_examples": C / number
     of examples the SVM is trained on (bags for set kernels, instances for mi-SVM, negative
     instances + positive witnesses for MI-SVM — the convention of the misvm package).
     """
-    if C_scaling not in C_SCALINGS:
-        raise ValueError(f"C_scaling must be one of {C_SCALINGS}, got {C_scaling!r}")
-    if not (np.isscalar(C) and float(C) > 0):
-        raise ValueError(f"C must be a positive number, got {C!r}")
     n = {"none": 1, "n_bags": n_bags, "n_instances": n_instances, "n_examples": n_examples}
     return float(C) / n[C_scaling]
-
-
-def resolve_gamma(gamma, n_features):
-    if gamma is None:
-        return 1.0 / n_features
-    if isinstance(gamma, str) or not float(gamma) > 0:
-        raise ValueError(f"gamma must be a positive number or None (= 1/n_features), got {gamma!r}")
-    return float(gamma)
 
 
 def make_instance_kernel(kind, gamma, degree=3, coef0=1.0):
@@ -118,7 +119,7 @@ def set_kernel_self(bags, kernel, block_rows=2048):
 
 
 class SetKernelSVM(MILClassifier):
-    """SVM on the (normalised) set kernel of Gärtner et al. (2002) — hydr-mi's "MISMO".
+    """SVM on the (normalised) set kernel of Gärtner et al. (2002) — Zafra et al.'s "MISMO".
 
     Parameters
     ----------
@@ -130,13 +131,20 @@ class SetKernelSVM(MILClassifier):
         the effective SVC C is C divided by that count (see :func:`scaled_C`).
     tol : SVC stopping tolerance.  block_rows : memory bound for the Gram computation.
 
-    Departure: Weka's SMO (used by hydr-mi) also normalises features to [0, 1] inside the
+    Departure: Weka's SMO (used by Zafra et al.) also normalises features to [0, 1] inside the
     classifier; here scaling is the pipeline's job (fitted on training instances only).
     """
 
     _parameter_constraints = {
+        "instance_kernel": options(INSTANCE_KERNELS),
+        "gamma": GAMMA,
+        "degree": COUNT_OR_ZERO,
+        "coef0": REAL,
+        "normalize": [StrOptions(set(NORMALIZATIONS)), "boolean"],
         "C": POSITIVE,
+        "C_scaling": options(C_SCALINGS),
         "tol": NON_NEGATIVE,
+        "block_rows": COUNT,
     }
 
     def __init__(self, instance_kernel="rbf", gamma=None, degree=3, coef0=1.0,
@@ -155,10 +163,7 @@ class SetKernelSVM(MILClassifier):
     def _normalization(self):
         norm = self.normalize
         if isinstance(norm, (bool, np.bool_)):
-            norm = "featurespace" if norm else "none"
-        if norm not in NORMALIZATIONS:
-            raise ValueError(f"normalize must be one of {NORMALIZATIONS} or a bool, "
-                             f"got {self.normalize!r}")
+            return "featurespace" if norm else "none"
         return norm
 
     def _bag_norms(self, bags):

@@ -1,5 +1,6 @@
-"""MI-Simple (Dong 2006, Weka SimpleMI; hydr-mi.txt §4.1.2): summarise each bag by per-feature
-statistics, then train any single-instance scikit-learn classifier on the bag vectors.
+"""MI-Simple (Dong 2006, MSc thesis, University of Waikato; Weka's SimpleMI) [mi-simple]: summarise
+each bag by per-feature statistics, then train any single-instance scikit-learn classifier on the
+bag vectors.  One of the classifiers of Zafra et al. (2013), Information Sciences, §4.1.2.
 
 ``statistic``: ``minmax`` (per-feature min and max concatenated, Weka's "minimax"), ``mean``
 (arithmetic mean), ``meanminmax`` (all three).
@@ -13,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import clone
 
-from milbench.base import MILClassifier
+from milbench.base import ESTIMATOR, ESTIMATOR_PARAMS, MILClassifier, options
 from milbench.data.bags import segment_reduce, stack
 from milbench.utils.learners import make_estimator, reusable, sklearn_checked
 
@@ -48,6 +49,13 @@ def bag_decision(est, Z):
 
 class MISimple(MILClassifier):
     """Bag statistics -> scikit-learn classifier named by ``estimator`` (see milbench.utils.learners)."""
+
+    _parameter_constraints = {
+        "estimator": ESTIMATOR,
+        "estimator_params": ESTIMATOR_PARAMS,
+        "statistic": options(STATISTICS),
+        "random_state": ["random_state"],
+    }
 
     def __init__(self, estimator="logistic", estimator_params=None, statistic="minmax",
                  random_state=None):

@@ -1,18 +1,17 @@
 """[view-ensemble] One copy of a base MIL classifier per feature view, averaged: the classifier
-side of the multi-view strategy III of Bao et al. (2025, CVFS-MIL, §4.1), after Mayo & Frank's
-multi-view MI ensembles."""
+side of the multi-view strategy III of CVFS-MIL (Wu et al. 2014, §4.1), after the multi-view MI
+ensembles of Mayo & Frank (2011)."""
 from __future__ import annotations
 
 import numpy as np
 
-from milbench.base import MILClassifier
+from milbench.base import VIEWS, MILClassifier, options, validate_params
 from milbench.data.bags import check_bags, resolve_views
-from milbench.registry import make
 
 
 class ViewEnsemble(MILClassifier):
-    """[view-ensemble] One copy of a base MIL classifier per feature view, averaged (Bao et al.
-    2025, §4.1, strategy III).
+    """[view-ensemble] One copy of a base MIL classifier per feature view, averaged (Wu et al.
+    2014, §4.1, strategy III).
 
     ``base`` is a classifier registry name (default ``milr``) and ``base_params`` its
     parameters.  Views come from the input Bags (e.g. a view-aware selector's output) or the
@@ -20,6 +19,14 @@ class ViewEnsemble(MILClassifier):
     the members' positive-class probabilities p̄, reported as log(p̄ / (1 − p̄)) (> 0 iff
     p̄ > ½); with ``combine="decision"`` (or members without predict_proba) the mean decision.
     """
+
+    _parameter_constraints = {
+        "base": [str],
+        "base_params": [dict, None],
+        "combine": options(("proba", "decision")),
+        "views": VIEWS,
+        "random_state": ["random_state"],
+    }
 
     def __init__(self, base="milr", base_params=None, combine="proba", views=None,
                  random_state=None):
@@ -30,6 +37,7 @@ class ViewEnsemble(MILClassifier):
         self.random_state = random_state
 
     def fit(self, X, y):
+        validate_params(self)
         bags, _, _ = check_bags(X)
         try:
             self.view_names_, self.view_ranges_ = resolve_views(X, self.views, bags[0].shape[1])
@@ -40,14 +48,13 @@ class ViewEnsemble(MILClassifier):
         return super().fit(X, y)
 
     def _make_base(self):
+        from milbench.registry import make  # the registry is the layer above the estimators
         est = make("classifier", {"name": self.base, **(self.base_params or {})})
         if "random_state" in est.get_params() and self.random_state is not None:
             est.set_params(random_state=self.random_state)
         return est
 
     def _fit(self, bags, y):
-        if self.combine not in ("proba", "decision"):
-            raise ValueError(f"combine must be proba | decision, got {self.combine!r}")
         self.estimators_ = []
         for a, b in self.view_ranges_:
             est = self._make_base()

@@ -1,5 +1,5 @@
-"""Warm starts for HyDR-MI's subset fitness (issue #17): a model fitted on one feature subset
-restricted to another subset's features."""
+"""Warm starts for the subset fitness of HyDR-MI (Zafra et al. 2013): a model fitted on one
+feature subset restricted to another subset's features."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,6 @@
 """MIWrapper (Frank & Xu 2003, "Applying propositional learning algorithms to multi-instance
-data"; Weka ``MIWrapper``; hydr-mi.txt §4.1.2) [mi-wrapper].
+data"; Weka's ``MIWrapper``) [mi-wrapper], one of the classifiers of Zafra et al. (2013),
+Information Sciences, §4.1.2.
 
 Training: every instance inherits its bag's label and a weight, and one single-instance
 scikit-learn classifier (``estimator``: any name :func:`milbench.utils.learners.make_estimator` knows)
@@ -26,7 +27,7 @@ probability=True) give p = σ(decision_function) — a departure: Weka's SMO wit
 gives 0/1 probabilities.  On singleton bags with ``weighting`` "inverse" or "none" every weight is
 1 and MIWrapper equals its base classifier (tested).
 
-The hydr-mi learners PART (rules) and REPTree are stood in for by scikit-learn's
+The learners of Zafra et al., PART (rules) and REPTree are stood in for by scikit-learn's
 DecisionTreeClassifier (``estimator="tree"``); DecisionStump by ``"stump"``; SMO by ``"svm"``;
 NaiveBayes by ``"naive-bayes"``.
 """
@@ -39,7 +40,7 @@ from scipy.special import expit
 from sklearn.base import clone
 from sklearn.utils.validation import has_fit_parameter
 
-from milbench.base import WeightedMILClassifier
+from milbench.base import ESTIMATOR, ESTIMATOR_PARAMS, WeightedMILClassifier, options
 from milbench.data.bags import stack
 from milbench.utils.learners import make_estimator, reusable, sklearn_checked
 
@@ -99,6 +100,14 @@ def aggregate(p, off, aggregation):
 class MIWrapper(WeightedMILClassifier):
     """Instances inherit bag labels -> any scikit-learn classifier -> aggregate probabilities."""
 
+    _parameter_constraints = {
+        "estimator": ESTIMATOR,
+        "estimator_params": ESTIMATOR_PARAMS,
+        "aggregation": options(AGGREGATIONS),
+        "weighting": options(WEIGHTINGS),
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, estimator="logistic", estimator_params=None, aggregation="arithmetic",
                  weighting="inverse", random_state=None):
         self.estimator = estimator
@@ -108,8 +117,6 @@ class MIWrapper(WeightedMILClassifier):
         self.random_state = random_state
 
     def _fit(self, bags, y01, bag_weight=None):
-        if self.aggregation not in AGGREGATIONS:
-            raise ValueError(f"aggregation must be one of {AGGREGATIONS}, got {self.aggregation!r}")
         X, off = stack(bags)
         sizes = np.diff(off)
         est = make_estimator(self.estimator, self.estimator_params, self.random_state)
@@ -146,8 +153,6 @@ class MIWrapper(WeightedMILClassifier):
     def fitness_evaluator(self, X, offsets, y, folds):
         """Fast feature-subset scoring for HyDR-MI (same predictions as refitting ``clone(self)``
         on each fold's bags restricted to the subset); None when it cannot be exact."""
-        if self.aggregation not in AGGREGATIONS:
-            return None
         est = make_estimator(self.estimator, self.estimator_params, self.random_state)
         return SubsetInstances(est, X, offsets, y, folds, self.weighting, self.aggregation) \
             if reusable(est) else None

@@ -8,8 +8,17 @@ themselves (registry, ``get_params`` defaults, ``_parameter_constraints``, class
 from __future__ import annotations
 
 import inspect
+from numbers import Integral
+
+import numpy as np
+from sklearn.utils._param_validation import StrOptions, make_constraint
 
 from milbench.registry import CLASSIFIERS, SELECTORS, resolve
+
+# plain words for the constraints scikit-learn would spell as "an instance of '...'"
+WORDS = {"boolean": "a bool", "random_state": "a seed (None, an int in [0, 2³² − 1] or a "
+         "numpy RandomState)", str: "a string", dict: "a dict", Integral: "an int",
+         np.random.Generator: "a numpy Generator"}
 
 HEADER = """# Method reference
 
@@ -24,18 +33,16 @@ your own estimator is named `module:Class` instead (README, "Your own method").
 
 def _allowed(constraints):
     """Readable, deterministic text of scikit-learn parameter constraints."""
-    from sklearn.utils._param_validation import StrOptions
-
     out = []
     for c in constraints:
         if c is None:
             out.append("None")
         elif isinstance(c, StrOptions):
             out.append("one of " + ", ".join(repr(o) for o in sorted(c.options)))
-        elif isinstance(c, str):
-            out.append(c)
+        elif isinstance(c, (str, type)) and c in WORDS:
+            out.append(WORDS[c])
         else:
-            out.append(str(c))
+            out.append(str(make_constraint(c)))
     return " or ".join(out)
 
 

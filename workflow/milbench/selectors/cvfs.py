@@ -1,4 +1,5 @@
-"""[cvfs] Cross-View Feature Selection for multi-instance learning (CVFS-MIL, cvfs-mil.txt §3).
+"""[cvfs] Cross-View Feature Selection for multi-instance learning (CVFS-MIL; Wu, Hong, Pan, Zhu,
+Cai & Zhang 2014, §3).
 
 Per view k (features min-max scaled to [0, 1] on the training instances):
 
@@ -44,11 +45,14 @@ counts per view), ``diagnostics_`` (n_iter, converged, cycle_length, λ per view
 """
 from __future__ import annotations
 
-import numpy as np
+from numbers import Real
 
-from milbench.base import n_from_fraction
+import numpy as np
+from sklearn.utils._param_validation import Interval
+
+from milbench.base import COUNT, FRACTION_OR_COUNT, n_from_fraction
 from milbench.experiment import stages
-from milbench.selectors.view_baselines import ViewSelector, minmax_scale
+from milbench.selectors.view_baselines import VIEW_CONSTRAINTS, ViewSelector, minmax_scale
 
 _LAMBDA_FLOOR = 1e-12
 
@@ -143,6 +147,13 @@ class CVFS(ViewSelector):
     none; the pipeline sets it).
     """
 
+    _parameter_constraints = {
+        "m": FRACTION_OR_COUNT,
+        "r": [Interval(Real, None, 1, closed="neither")],   # the λ-step's 1/(1 − r), Eq. 11
+        "max_iter": COUNT,
+        **VIEW_CONSTRAINTS,
+    }
+
     def __init__(self, m=200, r=-1.0, max_iter=50, view=None, views=None):
         self.m = m
         self.r = r
@@ -164,8 +175,6 @@ class CVFS(ViewSelector):
 
     def _fit(self, bags, y):
         r = float(self.r)
-        if r >= 1:
-            raise ValueError(f"r must be < 1 (the paper uses r ≤ −1), got {r}")
         allowed = self._restricted_views()
         names = [self.view_names_[k] for k in allowed]
         ranges = [self.view_ranges_[k] for k in allowed]

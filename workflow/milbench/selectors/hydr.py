@@ -1,5 +1,5 @@
-"""[hydr-mi] HyDR-MI: ReliefF-MI filter + genetic-algorithm wrapper (hydr-mi.txt §3.2-3.3,
-§4.1.3).
+"""[hydr-mi] HyDR-MI: ReliefF-MI filter + genetic-algorithm wrapper (Zafra, Pechenizkiy & Ventura
+2013, Information Sciences, §3.2-3.3, §4.1.3).
 
 1. Filter: :class:`~milbench.selectors.relieff.ReliefFMI` (``metric="adapted"`` unless set)
    keeps the top ``percent`` of the features (paper: 50 % for the image sets, 70 % for musk).
@@ -47,7 +47,7 @@ Readings of the paper / JCLEC and departures (documented choices):
   by the inner folds); its fitness equals the reference refit path's (:class:`RefitEvaluator`,
   ``fast_fitness=False``) for every chromosome (tested; Citation-kNN under ``fitness="train"``
   against the documented tie rule, which the reference's two tables break by rounding).
-* Warm starts (``warm_start=True``, off by default; issue #17): an iterative classifier with a
+* Warm starts (``warm_start=True``, off by default): an iterative classifier with a
   ``warm_fitness_evaluator`` hook (EM-DD, MIDD, MDD, MILR) fits a new chromosome, on each inner
   fold, from the model it kept for the closest chromosome (Hamming distance) met earlier in the
   same GA run -- restricted to the child's features, new features started from the data (the
@@ -69,13 +69,13 @@ gets a seed derived from ``random_state``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 from sklearn.utils import check_random_state
-from sklearn.utils._param_validation import Interval
+from sklearn.utils._param_validation import HasMethods, Interval
 
 from milbench.base import COUNT, PROBABILITY, FeatureSubsetTransformer, options, validate_params
 from milbench.data.bags import stack
@@ -356,17 +356,25 @@ class HyDRMI(FeatureSubsetTransformer):
     """
 
     _parameter_constraints = {
+        "classifier": [dict, str, HasMethods(["fit", "predict"]), None],
+        **{key: ReliefFMI._parameter_constraints[key]
+           for key in ("metric", "k", "m", "percent", "instance_metric")},
         "population_size": [Interval(Integral, 2, None, closed="left")],
         "n_generations": COUNT,
         "crossover_rate": PROBABILITY,
         "mutation_rate": PROBABILITY,
-        "inner_cv": [Interval(Integral, 2, None, closed="left")],
+        "locus_mutation_rate": [*PROBABILITY, None],
+        "tournament_size": COUNT,
+        "inner_cv": [Interval(Integral, 2, None, closed="left"),
+                     Interval(Real, 0, 1, closed="neither")],
         "n_seeds": COUNT,
         "combine": options(COMBINE),
         "fitness": options(FITNESS),
         "fast_fitness": ["boolean"],
         "warm_start": ["boolean"],
         "warm_restarts": [Interval(Integral, 0, None, closed="left")],
+        "n_jobs": [Integral, None],
+        "random_state": ["random_state"],
     }
 
     def __init__(self, classifier=None, metric="adapted", k=80, m=180, percent=0.5,

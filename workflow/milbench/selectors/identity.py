@@ -1,4 +1,5 @@
-"""[none]: no selection (the "ORI" rows of the papers)."""
+"""[none]: no selection, the "ORI" rows of the papers (e.g. Sun, Ng & Zhou 2010; Zafra et al.
+2013)."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,6 +9,8 @@ from milbench.base import FeatureSubsetTransformer
 
 class NoSelection(FeatureSubsetTransformer):
     """Keeps every feature; lets 'no selection' run through the same pipeline as the others."""
+
+    _parameter_constraints = {}
 
     def _fit(self, bags, y):
         self.support_ = np.arange(bags[0].shape[1])

@@ -1,4 +1,4 @@
-"""[lda] LDA baseline of midr.txt (§ Experiments, "Configuration").
+"""[lda] The LDA baseline of Sun, Ng & Zhou (2010), AAAI, "Experiments: Configuration".
 
 Every instance inherits its bag's label (instances of negative bags are negative, all instances
 of positive bags are labelled positive), then scikit-learn's LinearDiscriminantAnalysis is fitted
@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from milbench.base import MILTransformer
+from milbench.base import NON_NEGATIVE, PROBABILITY, MILTransformer, options
 from milbench.data.bags import stack
 from milbench.experiment import stages
 
@@ -21,6 +21,12 @@ class BagLDA(MILTransformer):
     Parameters are passed to :class:`sklearn.discriminant_analysis.LinearDiscriminantAnalysis`
     (``solver``, ``shrinkage``, ``tol``); ``n_components`` is always 1 for binary bags.
     """
+
+    _parameter_constraints = {                   # as LinearDiscriminantAnalysis declares them
+        "solver": options(("svd", "lsqr", "eigen")),
+        "shrinkage": [*options(("auto",)), *PROBABILITY, None],
+        "tol": NON_NEGATIVE,
+    }
 
     def __init__(self, solver="svd", shrinkage=None, tol=1e-4):
         self.solver = solver

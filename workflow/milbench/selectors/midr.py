@@ -1,6 +1,6 @@
-"""[midr] Multi-Instance Dimensionality Reduction (Sun, Ng & Zhou, AAAI 2010; midr.txt).
+"""[midr] Multi-Instance Dimensionality Reduction (Sun, Ng & Zhou 2010, AAAI).
 
-The speed-up problem (midr.txt Eq. 10) is solved by block coordinate descent::
+The speed-up problem (Sun et al. (2010), Eq. 10) is solved by block coordinate descent::
 
     F(A, H, v, b) = Σ_i (P_i − y_i)² + C2/2 ‖A − H‖²_F + C1 ‖H‖₁ (+ v_l2/2 ‖v‖²)
     s.t. AᵀA = I_d,  A ∈ R^{D×d}
@@ -20,8 +20,7 @@ Algorithm 1 of the paper, one iteration:
 Stop when the relative decrease of F over one iteration is below ``tol`` or after ``max_iter``
 iterations.  Every block step is a descent step for F, so the recorded objective is monotone.
 
-Stopping and line search (issue #26; both off by default, their measured effect is in the
-README):
+Stopping and line search (both off by default, their measured effect is in the README):
 
 * ``stop="total"`` tests the relative decrease of F itself.  On the manifold
   C2/2‖A − H‖² + C1‖H‖₁ with H = soft(A, C1/C2) equals C2·Σ huber_{C1/C2}(A_ij), whose minimum
@@ -79,14 +78,23 @@ Departures from / readings of the paper (say so in reports):
 from __future__ import annotations
 
 import time
-from numbers import Integral
 
 import numpy as np
+import pandas as pd
+from scipy.linalg import eigh
 from scipy.optimize import minimize
 from scipy.special import expit
-from sklearn.utils._param_validation import Interval, StrOptions
 
-from milbench.base import FRACTION_OR_COUNT, NON_NEGATIVE, MILTransformer, n_from_fraction
+from milbench.base import (
+    COUNT_OR_ZERO,
+    FRACTION_OR_COUNT,
+    NON_NEGATIVE,
+    POSITIVE,
+    SEED,
+    MILTransformer,
+    n_from_fraction,
+    options,
+)
 from milbench.data.bags import check_bags, segment_softmax_weights, stack
 from milbench.utils.cache import LRUCache, fingerprint
 
@@ -100,7 +108,7 @@ def lbfgsb(fun, x0, maxiter, gtol):
     maxiter, "gtol": gtol})``, its defaults otherwise, no bounds) driven by the same
     reverse-communication loop as ``scipy.optimize._lbfgsb_py._minimize_lbfgsb``, without the
     ScalarFunction / OptimizeResult wrapper: the iterates are bit-identical (tests), the wrapper
-    cost (≈ 2/3 of a musk1 v-refit, issue #26) and the wrapper's extra evaluation at x0 go.
+    cost (≈ 2/3 of a musk1 v-refit) and the wrapper's extra evaluation at x0 go.
     Returns (x, f(x), f(x0)).  Falls back to ``minimize`` where scipy's private ``setulb`` is
     missing or has another signature."""
     x = np.array(x0, dtype=np.float64)
@@ -212,7 +220,8 @@ def fits_not_reused(cache=None):
 
 # -- manifold pieces ---------------------------------------------------------------------
 def tangent_projection(A, Z):
-    """Π_T(Z) = A(AᵀZ − ZᵀA)/2 + (I − AAᵀ)Z, projection onto T_A St(d, D) (midr.txt Eq. 7)."""
+    """Π_T(Z) = A(AᵀZ − ZᵀA)/2 + (I − AAᵀ)Z, projection onto T_A St(d, D) (Sun et al. 2010,
+    Eq. 7)."""
     AtZ = A.T @ Z
     return Z - A @ ((AtZ + AtZ.T) / 2.0)  # same as A(AᵀZ − ZᵀA)/2 + Z − AAᵀZ
 
@@ -231,12 +240,12 @@ def soft_threshold(A, t):
 
 
 def orthonormality_loss(H):
-    """‖HᵀH − I‖_F (midr.txt Fig. 4)."""
+    """‖HᵀH − I‖_F (Sun et al. 2010, Fig. 4)."""
     return float(np.linalg.norm(H.T @ H - np.eye(H.shape[1])))
 
 
 def sparsity_loss(H):
-    """Σ|H_ij| (midr.txt Fig. 5)."""
+    """Σ|H_ij| (Sun et al. 2010, Fig. 5)."""
     return float(np.abs(H).sum())
 
 
@@ -277,7 +286,7 @@ def midr_objective(A, v, b, H, X, offsets, y, C1, C2, alpha=3.5, v_l2=0.0):
 
 
 class MIDR(MILTransformer):
-    """Multi-instance dimensionality reduction (midr.txt Eq. 10, Algorithm 1).
+    """Multi-instance dimensionality reduction (Sun, Ng & Zhou (2010), AAAI, Eq. 10, Algorithm 1).
 
     Parameters
     ----------
@@ -305,10 +314,17 @@ class MIDR(MILTransformer):
     _parameter_constraints = {
         "dims": FRACTION_OR_COUNT,
         "C1": NON_NEGATIVE,
-        "C2": NON_NEGATIVE,
-        "max_iter": [Interval(Integral, 0, None, closed="left")],
-        "stop": [StrOptions({"total", "excess"})],
-        "line_search": [StrOptions({"psi", "F"})],
+        "C2": POSITIVE,
+        "alpha": NON_NEGATIVE,
+        "project": options(("A", "H")),
+        "init": options(("pca", "random")),
+        "v_l2": NON_NEGATIVE,
+        "max_iter": COUNT_OR_ZERO,
+        "tol": NON_NEGATIVE,
+        "v_max_iter": COUNT_OR_ZERO,
+        "stop": options(("total", "excess")),
+        "line_search": options(("psi", "F")),
+        "random_state": SEED,
     }
 
     def __init__(self, dims=0.3, C1=0.01, C2=1.0, alpha=3.5, project="A", init="pca",
@@ -333,11 +349,8 @@ class MIDR(MILTransformer):
         D = Xc.shape[1]
         if self.init == "random":
             return qr_retraction(rng.standard_normal((D, d)))
-        if self.init != "pca":
-            raise ValueError(f"init must be 'pca' or 'random', got {self.init!r}")
         N = Xc.shape[0]
         if D <= N:  # top-d eigenvectors of the scatter matrix (cheaper than an SVD of Xc)
-            from scipy.linalg import eigh
             lam, V = eigh(Xc.T @ Xc, subset_by_index=[D - d, D - 1])
             lam, V = lam[::-1], V[:, ::-1]
             V = V[:, lam > max(lam[0], 0) * 1e-12] if lam[0] > 0 else np.zeros((D, 0))
@@ -378,10 +391,6 @@ class MIDR(MILTransformer):
 
     # -- fit --------------------------------------------------------------------------------
     def _fit(self, bags, y01):
-        if self.project not in ("A", "H"):
-            raise ValueError(f"project must be 'A' or 'H', got {self.project!r}")
-        if not (self.C2 > 0 and self.C1 >= 0):
-            raise ValueError("need C2 > 0 and C1 >= 0")
         t0 = time.perf_counter()
         X, offsets = stack(bags)
         y = y01.astype(float)
@@ -508,14 +517,12 @@ class MIDR(MILTransformer):
 
 
 def loss_grid(X, y, C1_values, C2_values, **midr_params):
-    """Figures 4–5 of midr.txt: loss of orthonormality ‖HᵀH − I‖_F and of sparsity Σ|H_ij|
+    """Figures 4–5 of Sun et al. (2010): loss of orthonormality ‖HᵀH − I‖_F and of sparsity Σ|H_ij|
     for every (C1, C2) pair, one MIDR fit each on bags ``X`` (Bags or list) with labels ``y``.
 
     Returns a pandas DataFrame with columns C1, C2, orthonormality_loss, sparsity_loss,
     objective, iterations, seconds.
     """
-    import pandas as pd
-
     bags, _, _ = check_bags(X, y)  # validate once; MIDR re-checks cheaply
     rows = []
     for C2 in C2_values:

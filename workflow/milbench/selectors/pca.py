@@ -1,4 +1,5 @@
-"""[pca]: principal components of all training instances (midr.txt baseline "PCA")."""
+"""[pca]: principal components of all training instances (the "PCA" baseline of Sun, Ng & Zhou
+(2010), AAAI, "Experiments")."""
 from __future__ import annotations
 
 import numpy as np
@@ -37,6 +38,7 @@ class BagPCA(MILTransformer):
 
     _parameter_constraints = {
         "dims": FRACTION_OR_COUNT,
+        "random_state": ["random_state"],
     }
 
     def __init__(self, dims=0.3, random_state=None):

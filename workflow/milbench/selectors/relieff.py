@@ -1,4 +1,5 @@
-"""[relieff-mi] ReliefF-MI: ReliefF for multi-instance bags (hydr-mi.txt §3.1, Listing 1).
+"""[relieff-mi] ReliefF-MI: ReliefF (Kononenko 1994) for multi-instance bags (Zafra, Pechenizkiy
+& Ventura 2013, Information Sciences, §3.1, Listing 1).
 
 For each of ``m`` sampled training bags R the ``k`` nearest hits H_j (same label) and ``k``
 nearest misses M_j (other label) are found under a bag distance, and every feature weight is
@@ -237,7 +238,7 @@ def pair_diffs(T, Xn, offsets, s_idx, b_idx, kinds):
 
 
 def diff_bags(R, B, metric, feature_range, labels=(1, 1), instance_metric="manhattan"):
-    """diff(A, R, B) for all features of one bag pair (hydr-mi.txt §3.1); convenience wrapper
+    """diff(A, R, B) for all features of one bag pair (Zafra et al. 2013, §3.1); convenience wrapper
     over the vectorised path.  ``feature_range`` = max A − min A on the training data;
     ``labels`` (of R, B) matter only for ``adapted``."""
     R, B = np.asarray(R, float), np.asarray(B, float)
@@ -324,7 +325,8 @@ def relieff_mi_weights(bags, y, metric="adapted", k=80, m=180, instance_metric="
 
 
 class ReliefFMI(FeatureSubsetTransformer):
-    """ReliefF-MI feature ranking + top-``percent`` selection (hydr-mi.txt §3.1, Listing 1).
+    """ReliefF-MI feature ranking + top-``percent`` selection (Zafra et al. (2013), Information
+    Sciences, §3.1, Listing 1).
 
     Parameters: metric ('max', 'min', 'avg', 'adapted'), k (neighbours, paper 80), m (sampled
     bags, paper 180; both capped by the data), percent (fraction or count of features kept;
@@ -338,6 +340,9 @@ class ReliefFMI(FeatureSubsetTransformer):
         "k": COUNT,
         "m": COUNT,
         "percent": [*FRACTION_OR_COUNT, None],
+        "instance_metric": options(INSTANCE_METRICS),
+        "random_state": ["random_state"],
+        "block_size": COUNT,
     }
 
     def __init__(self, metric="adapted", k=80, m=180, percent=0.5, instance_metric="manhattan",
@@ -351,9 +356,6 @@ class ReliefFMI(FeatureSubsetTransformer):
         self.block_size = block_size
 
     def _fit(self, bags, y):
-        if self.instance_metric not in INSTANCE_METRICS:
-            raise ValueError(f"instance_metric must be one of {INSTANCE_METRICS}, "
-                             f"got {self.instance_metric!r}")
         state = stages.lookup(self, bags, y)
         self._fit_stage_state(self._stage_state(bags, y) if state is None else state)
 

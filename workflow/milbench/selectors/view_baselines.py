@@ -1,5 +1,5 @@
-"""Multi-view MI feature-selection baselines of cvfs-mil.txt §4.1 ([big], [iig], [fs]) under the
-view-combination strategies I / II / III, (the per-view ensemble classifier that
+"""[big], [iig], [fs]: the multi-view MI feature-selection baselines of CVFS-MIL (Wu et al. 2014,
+§4.1) under the view-combination strategies I / II / III (the per-view ensemble classifier that
 strategy III needs is :class:`milbench.classifiers.view_ensemble.ViewEnsemble`).
 
 Baseline scores (the paper only names them; its ref. [5], Gan & Yin, is not available here, so
@@ -39,11 +39,25 @@ from dataclasses import replace
 
 import numpy as np
 
-from milbench.base import FeatureSubsetTransformer, n_from_fraction
+from milbench.base import (
+    COUNT_OR_ZERO,
+    FRACTION_OR_COUNT,
+    VIEWS,
+    FeatureSubsetTransformer,
+    n_from_fraction,
+    options,
+    validate_params,
+)
 from milbench.data.bags import Bags, check_bags, resolve_views
 from milbench.experiment import stages
 
 STRATEGIES = ("I", "II", "III")
+# the view parameters of every view-aware selector: one view (a name or an index) or all, and
+# the views themselves when the input Bags carry none
+VIEW_CONSTRAINTS = {
+    "view": [str, *COUNT_OR_ZERO, None],
+    "views": VIEWS,
+}
 
 
 # --------------------------------------------------------------------------------------------
@@ -76,6 +90,7 @@ class ViewSelector(FeatureSubsetTransformer):
     ``support_`` (ranked global column indices); views are resolved before ``_fit``."""
 
     def fit(self, X, y=None):
+        validate_params(self)
         bags, y01, classes = check_bags(X, y)
         self.n_features_in_ = bags[0].shape[1]
         self.view_names_, self.view_ranges_ = resolve_views(X, getattr(self, "views", None),
@@ -238,9 +253,13 @@ def pairwise_bag_reliability(bags, y, buffer_elems=1 << 22):
 class _ScoreViewSelector(ViewSelector):
     """Rank features by ``self._scores(bags, y)`` and allocate ``m`` by ``strategy``."""
 
+    _parameter_constraints = {
+        "m": FRACTION_OR_COUNT,
+        "strategy": options(STRATEGIES),
+        **VIEW_CONSTRAINTS,
+    }
+
     def _allocate(self, scores):
-        if self.strategy not in STRATEGIES:
-            raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
         allowed = self._restricted_views()
         ranges = [self.view_ranges_[k] for k in allowed]
         total = sum(b - a for a, b in ranges)
@@ -273,6 +292,11 @@ class _ScoreViewSelector(ViewSelector):
 
 class BagInfoGain(_ScoreViewSelector):
     """[big] bag-level information gain (module docstring), strategy I | II | III."""
+
+    _parameter_constraints = {
+        **_ScoreViewSelector._parameter_constraints,
+        "bag_statistic": options(("max", "min", "mean")),
+    }
 
     def __init__(self, m=200, strategy="I", bag_statistic="max", view=None, views=None):
         self.m = m
