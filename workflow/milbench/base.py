@@ -18,11 +18,11 @@ from milbench.data.bags import BagError, Bags, check_bags
 def validate_params(est):
     """Check the parameters an estimator declares in scikit-learn's ``_parameter_constraints``
     (types, ranges, options), then the rules between parameters that those cannot express (its
-    optional ``_check_params()``), before any work: a negative C is an error, not a silently bad
-    fit.  ``fit`` calls it, and so does the workflow's parse-time method check."""
+    optional ``_check_parameter_rules()``), before any work: a negative C is an error, not a
+    silently bad fit.  ``fit`` calls it, and so does the workflow's parse-time method check."""
     if hasattr(est, "_parameter_constraints"):
         est._validate_params()
-    check = getattr(est, "_check_params", None)
+    check = getattr(est, "_check_parameter_rules", None)
     if check is not None:
         check()
 

@@ -1,4 +1,4 @@
-"""Corel images -> 3-view bags (cvfs-mil.txt §4.2).
+"""Corel images -> 3-view bags (CVFS-MIL, Wu et al. 2014, §4.2).
 
 Chain (each step is its own Snakemake rule, see workflow/rules/images.smk):
 
@@ -30,10 +30,18 @@ used Kota Yamaguchi's code, unavailable here) is ours, documented in :func:`hog_
 """
 from __future__ import annotations
 
+import heapq
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed
+from scipy import sparse
+from sklearn.cluster import KMeans, MiniBatchKMeans
 
+from milbench.data.bags import Bags
+
+# cv2 and skimage are imported inside the functions that use them: heavy, image steps only
 VIEWS = ("hsv", "hog", "lbp")
 DEFAULT_POSITIVE = ("tiger", "lion", "leopard")
 # Corel-5k animal keywords that are not cats (negatives are drawn from these).
@@ -78,8 +86,6 @@ def read_image_table(source):
     ``image_id kw_idx ...`` with 1-based indices, images are ``{train,test}_jpeg/<id>.jpeg``.
     Otherwise every ``<category>/<image>`` file is an image whose keyword is its folder name.
     """
-    import pandas as pd
-
     source = Path(source)
     if not source.is_dir():
         raise FileNotFoundError(f"image source {source} is not a directory")
@@ -222,8 +228,6 @@ def superpixel_affinity(labels, lab, beta=20.0, nb=1):
     distance of their mean Lab colours (SAS ``makeweights``); each superpixel keeps its ``nb``
     most similar neighbours (``prune_knn``), the graph is symmetrised by max.
     """
-    from scipy import sparse
-
     n = int(labels.max()) + 1
     means = _segment_means(labels, lab, n)
     i, j, _ = _adjacent_pairs(labels)
@@ -254,7 +258,6 @@ def bipartite_graph(rgb, oversegs, alpha=1e-3, beta=20.0, nb=1):
     over-segmentation, :func:`superpixel_affinity`).  Returns (B, groups): ``groups`` (N_pixels,)
     numbers the distinct superpixel memberships (pixels of one group have identical rows of B).
     """
-    from scipy import sparse
     from skimage.color import rgb2lab
 
     lab = rgb2lab(rgb)
@@ -281,9 +284,6 @@ def transfer_cut(B, n_pixels, k, groups=None, random_state=0):
     k-means run once per distinct pixel row, weighted by its pixel count.  Returns
     (n_pixels,) cluster ids.
     """
-    from scipy import sparse
-    from sklearn.cluster import KMeans
-
     dx = np.asarray(B.sum(1)).ravel()
     Dx_inv = sparse.diags(1.0 / np.maximum(dx, 1e-300))
     Wy = (B.T @ Dx_inv @ B).toarray()
@@ -333,8 +333,6 @@ def connected_regions(labels, n_regions, features):
     joins the adjacent region whose mean ``features`` (H, W, c) is closest (ties: longest
     shared border).
     """
-    import heapq
-
     from skimage.measure import label as cc_label
 
     H, W = labels.shape
@@ -514,7 +512,6 @@ def _parallel(fn, args, n_jobs):
     n_jobs = min(int(n_jobs or 1), len(args) // MIN_IMAGES_PER_WORKER)
     if n_jobs <= 1:
         return [fn(*a) for a in args]
-    from joblib import Parallel, delayed
     return Parallel(n_jobs=n_jobs, backend="loky")(delayed(fn)(*a) for a in args)
 
 
@@ -522,8 +519,6 @@ def fit_codebooks(paths, views=VIEWS, n_words=256, pixels_per_image=500, random_
                   n_jobs=1, max_iter=100):
     """One k-means codebook per view (MiniBatchKMeans, unsupervised), fitted on a seeded sample
     of ``pixels_per_image`` pixels from every image.  Returns {view: (n_words, d) float32}."""
-    from sklearn.cluster import MiniBatchKMeans
-
     seeds = np.random.SeedSequence(random_state).generate_state(len(paths))
     samples = _parallel(_sample_one, [(p, views, pixels_per_image, int(s))
                                       for p, s in zip(paths, seeds)], n_jobs)
@@ -581,8 +576,6 @@ def build_bags(table, segments, codebooks, meta=None, n_jobs=1):
     """Bags (bag = image, instance = region) with views {"hsv", "hog", "lbp"} stacked in that
     order; ``segments`` maps image_id -> region map; ``table`` has image_id, path, label,
     keywords."""
-    from milbench.data.bags import Bags
-
     views = [v for v in VIEWS if v in codebooks]
     ids = table["image_id"].astype(str).tolist()
     per = _parallel(_instances_one, [(p, segments[i], {v: codebooks[v] for v in views})

@@ -1,4 +1,4 @@
-"""Protein (Trx) bags + a bag-level similarity graph (milsd.txt §3.3).
+"""Protein (Trx) bags + a bag-level similarity graph (Zhang et al. 2011, NIPS, §3.3).
 
 The paper links two proteins when their clustalw alignment score exceeds 25.  The sequences
 are not available here, so two graph sources are supported:
@@ -14,9 +14,12 @@ are not available here, so two graph sources are supported:
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+from sklearn.neighbors import NearestNeighbors
 
 
 def bag_means(bags):
@@ -27,9 +30,6 @@ def bag_means(bags):
 
 def knn_edges(bags, k=5, standardize=True):
     """Directed kNN graph on bag mean vectors (the substitute for clustalw scores)."""
-    import pandas as pd
-    from sklearn.neighbors import NearestNeighbors
-
     n = len(bags)
     k = int(k)
     if not 1 <= k < n:
@@ -52,8 +52,6 @@ def knn_edges(bags, k=5, standardize=True):
 
 def read_score_table(path):
     """(a, b, score) DataFrame from a CSV/TSV with or without the header ``a,b,score``."""
-    import pandas as pd
-
     path = Path(path)
     sep = "\t" if path.suffix.lower() in (".tsv", ".tab") else ","
     df = pd.read_csv(path, sep=sep, header=None, dtype=str, comment="#")
@@ -72,8 +70,6 @@ def read_score_table(path):
 
 def similarity_edges(bags, table, threshold=25.0):
     """Undirected edges (both directions) for pairs whose score exceeds ``threshold``."""
-    import pandas as pd
-
     t = read_score_table(table) if not isinstance(table, pd.DataFrame) else table
     key = {b: b for b in bags.bag_ids.tolist()}
     if bags.names is not None:
@@ -100,8 +96,6 @@ def build_protein_graph(bags, table=None, threshold=25.0, k=5, drop_position=Tru
     distinct values inside a bag (the window's position, not a property of it); the paper
     describes an 8-dimensional feature space, so it is dropped by default (stated in meta).
     """
-    from dataclasses import replace
-
     dropped = {}
     if drop_position and bags.n_features == 9:
         bags = bags.with_instances(bags.instances[:, 1:])

@@ -1,4 +1,4 @@
-"""SNAP web-Reddit submissions -> 2-view bags (cvfs-mil.txt §4.3).
+"""SNAP web-Reddit submissions -> 2-view bags (CVFS-MIL, Wu et al. 2014, §4.3).
 
 Input: the SNAP ``redditSubmissions.csv`` (header ``#image_id,unixtime,rawtime,title,
 total_votes,reddit_id,number_of_upvotes,subreddit,number_of_downvotes,localtime,score,
@@ -32,6 +32,10 @@ from __future__ import annotations
 import html
 
 import numpy as np
+import pandas as pd
+from sklearn.feature_extraction.text import TfidfVectorizer
+
+from milbench.data.bags import Bags
 
 COLUMNS = ("image_id", "unixtime", "rawtime", "title", "total_votes", "reddit_id",
            "number_of_upvotes", "subreddit", "number_of_downvotes", "localtime", "score",
@@ -46,8 +50,6 @@ N_SUBREDDITS = 28
 def read_submissions(path):
     """SNAP CSV -> DataFrame with the 13 SNAP columns (``image_id`` as str).  Malformed lines
     (the real dump has a few) are skipped; rows without image_id / score / unixtime dropped."""
-    import pandas as pd
-
     df = pd.read_csv(path, dtype=str, keep_default_na=False, on_bad_lines="skip",
                      engine="python")
     df.columns = [c.strip().lstrip("#").strip() for c in df.columns]
@@ -105,8 +107,6 @@ def select_bags(df, n_pos=300, n_neg=300, pos_threshold=2000, neg_threshold=100,
 
 def submission_times(df, time_column="rawtime"):
     """Naive wall-clock timestamps of every submission (see module docstring)."""
-    import pandas as pd
-
     utc = pd.to_datetime(df["unixtime"].astype("float64"), unit="s")
     if time_column == "unixtime":
         return utc
@@ -143,8 +143,6 @@ def order_factors(image_ids, n_first=3, n_last=3):
 
 def top_subreddits(subreddits, k=N_SUBREDDITS):
     """The ``k`` most frequent subreddit names (ties broken by name)."""
-    import pandas as pd
-
     vc = pd.Series(subreddits).value_counts()
     vc = vc.reset_index()
     vc.columns = ["name", "n"]
@@ -186,8 +184,6 @@ def title_view(titles, n_terms=200):
     """(N, n_terms) float32 TF-IDF (l2-normalised rows) over the ``n_terms`` most frequent
     terms, and the term list (padded with ``<unused-k>`` zero columns when the corpus has
     fewer terms)."""
-    from sklearn.feature_extraction.text import TfidfVectorizer
-
     docs = [html.unescape(str(t)) for t in titles]
     vec = TfidfVectorizer(max_features=n_terms, stop_words="english", lowercase=True,
                           token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z]+\b", dtype=np.float32)
@@ -205,8 +201,6 @@ def title_view(titles, n_terms=200):
 def build_reddit_bags(sub, labels, n_terms=200, subreddits=None, time_column="rawtime", meta=None):
     """Bags with views {"title": (0, n_terms), "factor": (n_terms, n_terms + 55)} from the
     selected submissions ``sub`` (sorted by item then time) and labels (image_id -> 0/1)."""
-    from milbench.data.bags import Bags
-
     Xt, terms = title_view(sub["title"], n_terms)
     Xf, fnames = factor_view(sub, subreddits, time_column)
     ids = sub["image_id"].to_numpy().astype(str)

@@ -21,6 +21,7 @@ recorded by the chain in meta.json (``synthetic: true``) and in the file name.
 from __future__ import annotations
 
 import csv
+import datetime as dt
 from pathlib import Path
 
 import numpy as np
@@ -95,8 +96,6 @@ def _subreddit(rng, kind):
 
 def make_synthetic_reddit(path, n_pos=120, n_neg=120, n_mid=40, seed=0):
     """Write a SYNTHETIC SNAP-schema CSV (module docstring); returns the path."""
-    import datetime as dt
-
     rng = np.random.default_rng(seed)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

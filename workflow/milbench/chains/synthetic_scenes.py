@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+# cv2 is imported inside the functions that use it: heavy, needed only to draw the scenes
 CATS = ("tiger", "leopard")
 OTHERS = ("fox", "zebra", "elephant", "bear", "horses", "birds")
 BACKGROUNDS = ("grass", "sand", "water", "rocks")

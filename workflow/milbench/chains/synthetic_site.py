@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import tarfile
 from pathlib import Path
 
 import numpy as np
@@ -195,7 +196,6 @@ def make_site(root, sizes=None, seed=0, paragraphs=(3, 7), words_per_paragraph=(
         {"synthetic": True, "seed": seed, "sizes": sizes,
          "isolated": sorted(pages[k][2] for k in iso), "links": sorted(set(truth))}, indent=1))
     if archive:
-        import tarfile
         out = root / "webkb-synthetic.tar.gz"
         with tarfile.open(out, "w:gz") as t:
             t.add(site, arcname="webkb")

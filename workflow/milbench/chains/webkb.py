@@ -1,4 +1,4 @@
-"""WebKB 4-universities crawl -> MIL bags with a hyperlink graph (milsd.txt §3.1).
+"""WebKB 4-universities crawl -> MIL bags with a hyperlink graph (Zhang et al. 2011, NIPS, §3.1).
 
 The chain, stage by stage (each a pure function so tests can drive it on fixed snippets):
 
@@ -42,15 +42,25 @@ for a task when any of its folders is the task class and never drawn as a negati
 """
 from __future__ import annotations
 
+import json
 import posixpath
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import scipy.sparse as sp
+import snowballstemmer
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
+from milbench.data.bags import Bags
+from milbench.data.sources import safe_extract
 from milbench.utils.hashing import sha256_bytes
 
 CLASSES = ("course", "department", "faculty", "other", "project", "staff", "student")
@@ -123,7 +133,6 @@ _STEM_CACHE: dict[str, str] = {}
 
 
 def stop_words():
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
     return ENGLISH_STOP_WORDS
 
 
@@ -131,7 +140,6 @@ def analyse(text: str) -> list[str]:
     """Lower-case, tokenise ``[a-z][a-z0-9]+``, drop English stop words, Porter-stem."""
     global _STEMMER
     if _STEMMER is None:
-        import snowballstemmer
         _STEMMER = snowballstemmer.stemmer("porter")
     stops = stop_words()
     out = []
@@ -300,7 +308,6 @@ class Site:
 
 def extract_archive(archive, dest):
     """Extract the WebKB tarball safely (no absolute paths, '..', or links out of ``dest``)."""
-    from milbench.data.sources import safe_extract
     return safe_extract(archive, dest)
 
 
@@ -388,7 +395,6 @@ def linked_nodes(site: Site) -> np.ndarray:
 def fit_vocabulary(passages, max_features: int = 3000, min_df: int = 2):
     """(vocabulary term -> column, idf) from passages: top ``max_features`` terms by document
     frequency (ties broken alphabetically), idf = log(N / df)."""
-    from collections import Counter
     df = Counter()
     for p in passages:
         df.update(set(p))
@@ -401,7 +407,6 @@ def fit_vocabulary(passages, max_features: int = 3000, min_df: int = 2):
 
 def tfidf(passages, vocab, idf, dtype=np.float32) -> np.ndarray:
     """Dense (n_passages, |vocab|) L2-normalised tf x idf matrix (rows of unknown words are 0)."""
-    import scipy.sparse as sp
     rows, cols = [], []
     for r, p in enumerate(passages):
         js = [vocab[t] for t in p if t in vocab]
@@ -448,10 +453,6 @@ def build_task_bags(site: Site, task: str, *, nodes=None, vocab=None, idf=None,
     ``nodes`` are the pages to draw from (default: linked pages); ``vocab``/``idf`` default to
     a vocabulary fitted on the passages of all those pages (the task-independent extraction).
     """
-    import pandas as pd
-
-    from milbench.data.bags import Bags
-
     nodes = linked_nodes(site) if nodes is None else np.asarray(nodes)
     if vocab is None:
         all_passages, _ = site_passages(site, nodes, width, stride)
@@ -507,11 +508,6 @@ def build_task_bags(site: Site, task: str, *, nodes=None, vocab=None, idf=None,
 def save_site(site: Site, outdir, extra=None):
     """Parsed crawl -> ``pages.parquet`` (node, url, classes 'a|b', university, file, tokens),
     ``links.parquet`` (src, dst, position) and ``site.json`` (stats, sha256, extra)."""
-    import json
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.table({
@@ -527,10 +523,6 @@ def save_site(site: Site, outdir, extra=None):
 
 
 def load_site(indir) -> Site:
-    import json
-
-    import pyarrow.parquet as pq
-
     indir = Path(indir)
     p = pq.read_table(indir / "pages.parquet").to_pydict()
     lk = pq.read_table(indir / "links.parquet").to_pydict()

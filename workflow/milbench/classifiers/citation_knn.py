@@ -61,7 +61,7 @@ class CitationKNN(MILClassifier):
                                           self.citers)
         self.diagnostics_ = {"n_train_bags": len(bags)}
 
-    def _check_params(self):
+    def _check_parameter_rules(self):
         """The rule between parameters (validate_params): at least one vote."""
         if self.references + self.citers < 1:
             raise ValueError("references + citers must be at least 1")

@@ -1,4 +1,4 @@
-"""Bag-to-bag Hausdorff distances from one blocked pairwise computation (no per-bag-pair loops).
+"""Bag-to-bag Hausdorff distances (Wang & Zucker 2000) from one blocked pairwise computation.
 
 Instances of both bag sets are stacked; squared Euclidean distances between instance blocks are
 computed with one matrix product per block, then reduced per bag pair with segment reductions

@@ -1,6 +1,6 @@
-"""[view-ensemble] One copy of a base MIL classifier per feature view, averaged: the classifier
-side of the multi-view strategy III of CVFS-MIL (Wu et al. 2014, §4.1), after the multi-view MI
-ensembles of Mayo & Frank (2011)."""
+"""[view-ensemble] Strategy III of CVFS-MIL (Wu et al. 2014, §4.1), the classifier side: one copy
+of a base MIL classifier per feature view, averaged, after the multi-view MI ensembles of Mayo &
+Frank (2011)."""
 from __future__ import annotations
 
 import numpy as np

@@ -9,7 +9,8 @@ Config conventions (workflow/schemas/config.schema.yaml):
   ``inner_folds``-fold GridSearchCV on the training bags of the outer fold only;
 * ``transductive: true`` (experiment level) gives every fit the dataset's other bags, labels
   removed, as unlabeled nodes (:class:`Unlabeled`, :class:`MILPipeline`) — the setting of
-  milsd.txt's WebKB runs, for classifiers whose ``fit`` takes ``unlabeled``.
+  the WebKB runs of Zhang et al. (2011, NIPS, §3.1), for classifiers whose ``fit`` takes
+  ``unlabeled``.
 """
 from __future__ import annotations
 
@@ -369,7 +370,7 @@ def summarise(scores, metrics=("accuracy", "auroc")):
     """Mean and std of each metric and of fit time per dataset × method (× training ratio),
     carrying each method's parameter columns (sel.*, clf.*) and the synthetic flag.  Per-seed
     rows (a ``seed`` column: HyDR-MI ``combine="per-seed"``) are averaged with the folds, as
-    hydr-mi §4 averages its five runs; ``seeds`` counts them."""
+    Zafra et al. (2013, §4) average their five runs; ``seeds`` counts them."""
     keys = ["dataset", "method", "selector", "classifier"]
     if scores["train_ratio"].notna().any():
         keys.append("train_ratio")

@@ -1,4 +1,4 @@
-"""Bag coverage of selected features (cvfs-mil.txt §4.3, Fig. 8).
+"""Bag coverage of selected features (CVFS-MIL, Wu et al. 2014, §4.3, Fig. 8).
 
 A bag *covers* a feature when any of its instances has a non-zero value in it (a title word
 occurs in one of the item's titles; a factor such as "posted in November" holds for one of its

@@ -472,13 +472,13 @@ def plot_runtime(scores, metric="fit_seconds", hue="method", by="dataset", title
 
 
 # ----------------------------------------------------------------------------- coverage
-_CLASS_COLORS = {"negative": "tab:blue", "positive": "tab:orange",   # cvfs-mil.txt Fig. 8
+_CLASS_COLORS = {"negative": "tab:blue", "positive": "tab:orange",   # Wu et al. 2014, Fig. 8
                  "none": "tab:gray"}
 _VIEW_HATCHES = ("", "//", "..", "xx", "\\\\", "++")
 
 
 def plot_feature_coverage(table, title=None):
-    """Bag-coverage ratio of a selector's top-ranked features (cvfs-mil.txt Fig. 8): one
+    """Bag-coverage ratio of a selector's top-ranked features (Wu et al. 2014, Fig. 8): one
     horizontal bar per feature, rank 1 on top, blue when the feature's majority class is
     negative and orange when positive (the paper's colours; grey when both classes are
     covered alike), hatched by the view it comes from.  ``table`` is

@@ -3,7 +3,8 @@ classifiers over multiple data sets", JMLR 7:1-30) on SciPy (``ttest_rel``, ``wi
 ``mannwhitneyu``, ``tiecorrect``, ``studentized_range``).  Kept here is what no library
 provides: the Nadeau & Bengio (2003) corrected t-test, Demšar's chi2_F (no tie correction) and
 Iman-Davenport F_F (eqs. 1-2), Nemenyi / Bonferroni-Dunn critical differences and z-tests vs a
-control (§3.2.2), Holm, hydr-mi's SPSS-style rank-sum report (Tables 12-13), and
+control (§3.2.2), Holm, the SPSS-style rank-sum report of Zafra et al. (2013, Information
+Sciences, Tables 12-13), and
 :func:`run_stats`: ``scores.parquet`` + the ``stats:`` entries of a config (keys and defaults
 in workflow/schemas/config.schema.yaml) -> tables ``results/<exp>/stats/<name>.csv``.
 Missing results are reported, never dropped: pairwise tables carry ``n_missing`` and

@@ -1,5 +1,5 @@
-"""[cvfs] Cross-View Feature Selection for multi-instance learning (CVFS-MIL; Wu, Hong, Pan, Zhu,
-Cai & Zhang 2014, §3).
+"""[cvfs] CVFS-MIL, cross-view feature selection for multi-instance learning (Wu et al. 2014), §3
+(Wu, Hong, Pan, Zhu, Cai & Zhang, CIKM 2014).
 
 Per view k (features min-max scaled to [0, 1] on the training instances):
 

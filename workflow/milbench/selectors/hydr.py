@@ -1,5 +1,5 @@
-"""[hydr-mi] HyDR-MI: ReliefF-MI filter + genetic-algorithm wrapper (Zafra, Pechenizkiy & Ventura
-2013, Information Sciences, §3.2-3.3, §4.1.3).
+"""[hydr-mi] HyDR-MI: ReliefF-MI filter + genetic-algorithm wrapper (Zafra et al. 2013), §3.2-3.3
+and §4.1.3 of Zafra, Pechenizkiy & Ventura, Information Sciences (2013).
 
 1. Filter: :class:`~milbench.selectors.relieff.ReliefFMI` (``metric="adapted"`` unless set)
    keeps the top ``percent`` of the features (paper: 50 % for the image sets, 70 % for musk).

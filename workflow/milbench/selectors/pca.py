@@ -1,5 +1,5 @@
-"""[pca]: principal components of all training instances (the "PCA" baseline of Sun, Ng & Zhou
-(2010), AAAI, "Experiments")."""
+"""[pca]: PCA of all training instances, the "PCA" baseline of Sun, Ng & Zhou (2010), AAAI,
+"Experiments"."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,5 +1,5 @@
-"""[relieff-mi] ReliefF-MI: ReliefF (Kononenko 1994) for multi-instance bags (Zafra, Pechenizkiy
-& Ventura 2013, Information Sciences, §3.1, Listing 1).
+"""[relieff-mi] ReliefF-MI: ReliefF for multi-instance bags (Zafra et al. 2013), §3.1 and Listing 1
+of Zafra, Pechenizkiy & Ventura, Information Sciences (2013); ReliefF is Kononenko's (1994).
 
 For each of ``m`` sampled training bags R the ``k`` nearest hits H_j (same label) and ``k``
 nearest misses M_j (other label) are found under a bag distance, and every feature weight is

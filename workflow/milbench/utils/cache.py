@@ -1,7 +1,7 @@
 """Per-process cache of data-only matrices (instance kernels, bag-distance tables).
 
 An inner-CV grid refits a classifier once per candidate on the *same* training bags: MIORDM's
-instance kernel K(X, X) (miordm.txt Eq. 27 needs only its rows at the representatives) and
+instance kernel K(X, X) (Luan et al. (2020), Eq. 27, needs only its rows at the representatives) and
 Citation-kNN's Hausdorff tables depend on the data, the kernel / metric and γ, never on λ, θ, μ
 or R, C.  :data:`CACHE` keeps such matrices, least recently used first out, within a byte
 bound, keyed by :func:`fingerprint` — shape, dtype and a blake2b hash of the bytes, so equal
