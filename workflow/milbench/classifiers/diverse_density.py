@@ -1,5 +1,6 @@
 """Diverse Density (Maron & Lozano-Pérez 1997), EM-DD (Zhang & Goldman 2001) and MDD (Xu 2003)
-[midd], [emdd], [mdd]: the "methods based on Diverse Density" of Zafra et al. (2013), §4.1.2.
+[midd], [emdd], [mdd]: the "methods based on Diverse Density" of Zafra et al. (2013),
+Information Sciences, §4.1.2.
 
 All three share one instance model, a Gaussian-like bump around a target point t with per-feature
 scales s (Maron & Lozano-Pérez (1997), NIPS 10, eq. for Pr(B_ij ∈ c_t)):

@@ -39,7 +39,6 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics.pairwise import linear_kernel, polynomial_kernel, rbf_kernel
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import StrOptions
 
 from milbench.base import (
     COUNT,
@@ -138,7 +137,7 @@ class _MISVMBase(MILClassifier):
         "coef0": REAL,
         "max_iter": COUNT,
         "tol": NON_NEGATIVE,
-        "precompute": [StrOptions({"auto"}), "boolean"],
+        "precompute": [*options(("auto",)), "boolean"],
         "precompute_max": COUNT_OR_ZERO,
         "cache_size": POSITIVE,
     }

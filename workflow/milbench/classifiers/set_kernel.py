@@ -38,7 +38,6 @@ from __future__ import annotations
 import numpy as np
 from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
 from sklearn.svm import SVC
-from sklearn.utils._param_validation import StrOptions
 
 from milbench.base import (
     COUNT,
@@ -140,7 +139,7 @@ class SetKernelSVM(MILClassifier):
         "gamma": GAMMA,
         "degree": COUNT_OR_ZERO,
         "coef0": REAL,
-        "normalize": [StrOptions(set(NORMALIZATIONS)), "boolean"],
+        "normalize": [*options(NORMALIZATIONS), "boolean"],
         "C": POSITIVE,
         "C_scaling": options(C_SCALINGS),
         "tol": NON_NEGATIVE,
