@@ -1,5 +1,5 @@
-"""Timing helper shared by the benchmark scripts (imported as a sibling module: the scripts are
-run as ``python benchmarks/<name>.py``, which puts benchmarks/ on sys.path)."""
+"""Timing helper shared by the benchmark scripts of benchmarks/methods, workflow and parity (each
+folder's ``_paths`` puts benchmarks/ on sys.path, so ``from _timing import best_of`` works)."""
 from __future__ import annotations
 
 import time

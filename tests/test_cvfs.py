@@ -281,7 +281,8 @@ def test_real_corel_short_run(tmp_path, shared_data):
     """50 + 50 real Corel-5k images -> 3-view bags -> 3-fold CV of MILR on all features and of
     CVFS + MILR.
     Checks the chain learns something on real photos (AUROC well above chance); the paper's
-    claim that CVFS beats the baselines is compared in benchmarks/bench_cvfs.py, not asserted."""
+    claim that CVFS beats the baselines is compared in benchmarks/methods/bench_cvfs.py, not
+    asserted."""
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import StratifiedKFold
 

@@ -1,5 +1,6 @@
 """Pins agree between requirements.txt, pyproject.toml and envs/*.yaml; configs validate."""
 import re
+import tomllib
 
 import jsonschema
 import pytest
@@ -16,6 +17,17 @@ def pins(lines):
         if m:
             out[m.group(1).lower().replace("_", "-")] = m.group(2)
     return out
+
+
+# Workflow-only tools: requirements.txt and the conda env pin them for the workflow runner; the
+# library never imports them, so pyproject.toml lists them in its "workflow" extra instead of its
+# dependencies.
+WORKFLOW_ONLY = {"snakemake", "snakemake-executor-plugin-slurm"}
+
+
+def test_pins_parse_names_and_versions():
+    assert pins(["numpy==2.4.6  # comment", '    "scikit_learn==1.9.1",', "# x==1", "a>=1"]) == \
+        {"numpy": "2.4.6", "scikit-learn": "1.9.1"}
 
 
 def test_conda_envs_pin_the_same_versions_as_pip():
@@ -37,11 +49,19 @@ def test_conda_envs_pin_the_same_versions_as_pip():
         assert not missing, f"{env.name} lacks {sorted(missing)}"
 
 
-def test_pyproject_pins_agree():
+def test_pyproject_declares_every_requirement_pin():
+    """requirements.txt == pyproject's dependencies + its "workflow" extra, version for version;
+    the extra holds exactly the workflow-only tools."""
     req = pins((REPO / "requirements.txt").read_text().splitlines())
-    proj = pins((REPO / "pyproject.toml").read_text().splitlines())
-    for name, version in proj.items():
-        assert req.get(name) == version, name
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    library = pins(project["dependencies"])
+    workflow = pins(project.get("optional-dependencies", {}).get("workflow", []))
+    assert WORKFLOW_ONLY <= set(req), "the allow-list names a tool requirements.txt no longer pins"
+    assert set(workflow) == WORKFLOW_ONLY
+    assert not set(library) & WORKFLOW_ONLY, "a workflow-only tool is a library dependency"
+    assert library | workflow == req
+    assert len(library) + len(workflow) == len(project["dependencies"]) + len(
+        project.get("optional-dependencies", {}).get("workflow", [])), "each entry is one name==version, listed once"
 
 
 @pytest.mark.parametrize("path", [REPO / "config/config.yaml",

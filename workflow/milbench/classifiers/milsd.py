@@ -28,7 +28,7 @@ Optimisation (Zhang et al. (2011), §2.3, Table 1):
   default, unchanged so that models stay bit for bit: MILSD's path is round-off sensitive,
   see :func:`solve_dual_qp`) or by SMO-style dual coordinate descent stopped at a stated
   duality gap (``solver="cd"``).  Measured on WebKB
-  (``benchmarks/bench_milsd.py --qp``: the QPs of a webkb-faculty fit at C = 32) the CD solver
+  (``benchmarks/methods/bench_milsd.py --qp``: the QPs of a webkb-faculty fit at C = 32) the CD solver
   is 2.5–10× *slower* than the active set (gap 0.1 / 0.01 of C·ε1 + μ·ε2): successive cuts are
   nearly parallel, so the Gram matrix is ill-conditioned and pairwise steps zig-zag (hundreds
   of steps per solve, some stopping at the step cap), while the active set needs ~14 KKT
@@ -597,7 +597,7 @@ class MILSD(MILClassifier):
     warm_C : start CCCP at the solution this process found for the same data and every other
         parameter at the largest smaller C (GridSearchCV fits each μ column in ascending C),
         instead of at w = 0 with the mean linearisation.  Off by default: it can move the
-        local minimum CCCP reaches, hence the chosen grid point (benchmarks/bench_milsd.py
+        local minimum CCCP reaches, hence the chosen grid point (benchmarks/methods/bench_milsd.py
         ``--grid`` measures the effect); the refit of the chosen point starts cold.  Which
         fits came before depends on the order of the grid, so it is deterministic only for a
         sequential search (GridSearchCV with n_jobs=1; each joblib worker has its own store).

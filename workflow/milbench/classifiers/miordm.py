@@ -51,11 +51,11 @@ K(R, R) (Eq. 27) and K(X, R_sv) (Eq. 32).  Three ways to get them, the same mode
   hit); a larger kernel (the refit on WebKB faculty) takes per-round CSR products instead.
   WebKB faculty, 80 % training set: one fit 4.3 s CPU instead of 16.6 s, a tuned cell (36
   candidates × 5 folds + refit) 418 s instead of ~3,000 s, same chosen point and accuracy
-  (benchmarks/bench_miordm.py --faculty);
+  (benchmarks/methods/bench_miordm.py --faculty);
 * dense input, N + n_bags ≤ 2048 (``FULL_KERNEL_MAX_BYTES``, 32 MiB) and the memory left: the
   square kernel once per training set, cached likewise;
 * otherwise every round computes its own blocks (on musk2, 5177 rows, one full dense kernel
-  costs more than a whole fit's per-round blocks; benchmarks/bench_miordm.py --cache).
+  costs more than a whole fit's per-round blocks; benchmarks/methods/bench_miordm.py --cache).
 """
 from __future__ import annotations
 

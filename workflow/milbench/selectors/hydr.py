@@ -55,7 +55,7 @@ Readings of the paper / JCLEC and departures (documented choices):
   only ``warm_restarts`` of its usual starting points.  A run's first population is fitted cold
   (every start, as the reference).  The fitness then depends on the run's history, not only on
   the subset, so it is a departure from the paper (faster, measured in
-  benchmarks/bench_hydr_ga.py); it stays deterministic and independent of ``n_jobs``.
+  benchmarks/methods/bench_hydr_ga.py); it stays deterministic and independent of ``n_jobs``.
 * Fitness evaluations are independent: each generation's *new* chromosomes are scored in
   parallel (joblib, ``n_jobs``) and every chromosome's fitness is cached (shared across seeds),
   so results do not depend on ``n_jobs``.  A classifier error on a subset gives fitness 0 and is

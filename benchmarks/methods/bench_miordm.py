@@ -1,10 +1,10 @@
-"""MIORDM fit time per dataset next to the paper's Table 5, and vs one scikit-learn SVC fit.
+"""MIORDM fit vs one scikit-learn SVC fit (CPU s, ratio per round), same run; miordm.txt Table 5.
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_miordm.py [--data ../shared/data] [--repeat 3]
+    OMP_NUM_THREADS=1 python benchmarks/methods/bench_miordm.py [--data ../shared/data] [--repeat 3]
         [--datasets musk1,musk2,tiger,elephant,fox] [--pure-dcd] [--cache]
-    OMP_NUM_THREADS=1 python benchmarks/bench_miordm.py --faculty
-        [--bags ../main/results/bags/webkb-faculty@src-6455812d] [--old-candidates 4]
-    OMP_NUM_THREADS=1 python benchmarks/bench_miordm.py --density
+    OMP_NUM_THREADS=1 python benchmarks/methods/bench_miordm.py --faculty
+        [--bags results/bags/webkb-faculty@src-6455812d] [--old-candidates 4]
+    OMP_NUM_THREADS=1 python benchmarks/methods/bench_miordm.py --density
 
 For every dataset: min-max scaling, a stratified 80 % training split (seed 0), MIORDM with
 λ = 2⁸, θ = μ = 0.7, RBF γ = 1/d.  Reported (best of ``--repeat``; wall and CPU seconds):
@@ -48,6 +48,7 @@ them, d = 3000) dense vs CSR at densities 1–20 %: where miordm.SPARSE_MAX_DENS
 """
 from __future__ import annotations
 
+from _paths import DATA, REPO
 import argparse
 import contextlib
 from pathlib import Path
@@ -262,14 +263,13 @@ def main():
     from milbench.preprocessing import BagScaler
 
     ap = argparse.ArgumentParser()
-    ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data"))
+    ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--datasets", default="musk1,musk2,tiger,elephant,fox")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--pure-dcd", action="store_true")
     ap.add_argument("--cache", action="store_true")
     ap.add_argument("--faculty", action="store_true")
-    ap.add_argument("--bags", default=str(Path(__file__).resolve().parents[2] / "main" / "results"
-                                          / "bags" / "webkb-faculty@src-6455812d"))
+    ap.add_argument("--bags", default=str(REPO / "results" / "bags" / "webkb-faculty@src-6455812d"))
     ap.add_argument("--old-candidates", type=int, default=4)
     ap.add_argument("--density", action="store_true")
     args = ap.parse_args()

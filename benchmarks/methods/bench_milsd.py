@@ -1,13 +1,13 @@
-"""B-MILSD cost on webkb-student (paper Table 2: 245.7 s) and protein (1.7 s).
+"""B-MILSD fit vs one LinearSVC fit on the same instances (CPU s, ratio), next to milsd.txt Table 2.
 
-Fits B-MILSD on webkb-student at training ratio 0.5 (inductive graph = links among the
+Table 2 reports 245.7 s on webkb-student and 1.7 s on protein.  Fits B-MILSD on webkb-student at training ratio 0.5 (inductive graph = links among the
 training pages; and transductive = all links, test pages as unlabeled nodes) and reports CCCP
 rounds, cutting-plane iterations per round, CPU seconds, and the ratio to one LinearSVC fit
 (hinge, same per-bag C) on the same training instances (each labelled with its bag's label),
 measured in the same run.  Then the same on protein-graph (5-fold CV).  ``--accuracy`` adds a
 short accuracy run at ratio 0.2 (a few repeats, fixed C, μ; no inner CV) for the three tasks.
 
-    python benchmarks/bench_milsd.py [--bags results/bags/webkb-student@<source tag>] [--accuracy]
+    python benchmarks/methods/bench_milsd.py [--bags results/bags/webkb-student@<source tag>] [--accuracy]
 
 ``--grid`` (issue #26) times the tuned grid of config/paper/milsd.yaml instead: on webkb-faculty
 and webkb-student at ``--ratios`` (transductive, as the config), the inner-CV fits of a
@@ -19,18 +19,19 @@ objective and test accuracy of every fit; with all 5 folds also the chosen (C, m
 refit's J and test accuracy.  The CPU of a tuned cell (44 x 5 + 1 fits) is scaled up from
 the sample: 5 / folds x 4 / len(mu) x (sample CPU) + the mean fit for the refit.
 
-    python benchmarks/bench_milsd.py --grid --bags results/bags/webkb-student@<tag> \
+    python benchmarks/methods/bench_milsd.py --grid --bags results/bags/webkb-student@<tag> \
         [--ratios 0.2 0.5] [--grid-mu 0.1] [--folds 1] [--variants old new warm]
 
 ``--qp`` records every 15th restricted dual QP of one webkb-faculty fit (``--C``, ``--mu``,
 first ``--ratios``) and times the active set (unchanged) and the CD solver on them
-(objectives compared):  python benchmarks/bench_milsd.py --qp --C 32 --bags ...
+(objectives compared):  python benchmarks/methods/bench_milsd.py --qp --C 32 --bags ...
 
 Without ``--bags`` the WebKB archive in ../shared/data is extracted (safe_extract) and parsed
 here (~1 min).  Single-threaded BLAS is assumed (OMP_NUM_THREADS=1).
 """
 from __future__ import annotations
 
+from _paths import DATA, REPO
 import argparse
 import tempfile
 import time
@@ -44,8 +45,6 @@ from milbench.classifiers.milsd import MILSD
 from milbench.experiment.pipeline import Unlabeled
 
 from _timing import best_of
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def stratified(y, ratio, seed):
@@ -165,8 +164,7 @@ def load_old_module(ref):
     """milsd.py as it was at ``ref`` (git), as a module of this process: the OLD code."""
     import subprocess
     import types
-    root = Path(__file__).resolve().parents[1]
-    src = subprocess.run(["git", "-C", str(root), "show",
+    src = subprocess.run(["git", "-C", str(REPO), "show",
                           f"{ref}:workflow/milbench/classifiers/milsd.py"],
                          capture_output=True, text=True, check=True).stdout
     mod = types.ModuleType("milbench.classifiers._milsd_old")

@@ -1,5 +1,6 @@
-"""CPU per HyDR-MI fitness evaluation and per GA run (issue #17), reference refit path vs the
-classifiers' fitness fast path, measured in the same run on the same chromosomes.
+"""HyDR-MI fitness: classifiers' fast path vs the reference refit, CPU per evaluation and GA run.
+
+Measured in the same run on the same chromosomes (issue #17).
 
 Data: ``--dataset`` (default elephant: 200 bags, 1,391 instances x 230), one outer 10-fold training
 part (fold 0, seed 0), min-max scaled, ReliefF-MI adapted 50 % filter (115 genes; 70 % for musk) --
@@ -38,29 +39,27 @@ docs/budget.md), ``--seconds`` of sampled fits.
 entry on ``--datasets`` (elephant, musk1), REDUCED GA (``--population``, ``--generations``,
 one seed), with subset sizes, inner fitness, evaluations and the selector's CPU.
 
-Usage: python benchmarks/bench_hydr_ga.py [--data ../shared/data] [--evals 200]
+Usage: python benchmarks/methods/bench_hydr_ga.py [--data ../shared/data] [--evals 200]
        [--classifiers mi-simple mi-wrapper emdd mi-boost citation-knn] [--fitness cv]
        [--dataset elephant]
        [--full-run]
-       python benchmarks/bench_hydr_ga.py --fitness-study [--population 50] [--generations 20]
-       python benchmarks/bench_hydr_ga.py --warm --classifiers emdd midd mdd milr [--population 20]
+       python benchmarks/methods/bench_hydr_ga.py --fitness-study [--population 50] [--generations 20]
+       python benchmarks/methods/bench_hydr_ga.py --warm --classifiers emdd midd mdd milr [--population 20]
            [--generations 10] [--settings cold warm2 warm0]
-       python benchmarks/bench_hydr_ga.py --warm-study [--outer 5] [--datasets musk1]
+       python benchmarks/methods/bench_hydr_ga.py --warm-study [--outer 5] [--datasets musk1]
            [--classifiers emdd midd mdd]
            [--settings cold warm2 warm0]
-       python benchmarks/bench_hydr_ga.py --budget [--seconds 480]
+       python benchmarks/methods/bench_hydr_ga.py --budget [--seconds 480]
 """
 from __future__ import annotations
 
+from _paths import DATA, REPO
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 
 from _timing import best_of
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 # config/paper/hydr.yaml's entries; the share of --evals each one scores (costly ones fewer)
 CLASSIFIERS = {
@@ -125,7 +124,7 @@ def paper_ga_chromosomes(hydr, seeds, X, offsets, y, folds):
 
 
 STUDY_DATASETS = ("elephant", "musk1")
-CONFIG = Path(__file__).resolve().parents[1] / "config"
+CONFIG = REPO / "config"
 
 
 def budget(seconds):

@@ -1,5 +1,7 @@
-"""MIDR tuned cells (config/paper/midr.yaml: 9 x 9 C1 x C2 joined with MILR's 3 C, 5 inner
-folds, inner AUROC), OLD vs NEW in one run: CPU per cell, distinct MIDR fits, iterations per
+"""MIDR tuned cells: the earlier MIDR code (OLD) vs today's (NEW), CPU per cell, same run.
+
+Cells of config/paper/midr.yaml (9 x 9 C1 x C2 joined with MILR's 3 C, 5 inner folds, inner
+AUROC), OLD vs NEW in one run: CPU per cell, distinct MIDR fits, iterations per
 fit, chosen (C1, C2, C) and outer AUROC.
 
 OLD is the code before issue #26, kept here (``OldMIDR``: scipy ``minimize`` per v-refit, every
@@ -10,13 +12,14 @@ grid point fitted, the joblib ``Pipeline(memory=)`` cache for the 3 MILR C).  NE
   excess  — also stop="excess" (relative decrease of F minus its constant part);
   NAME:k=v — any further variant, e.g. "cap30:stop=excess,max_iter=30".
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_midr_cell.py --dataset musk1 --outer 5 \\
+    OMP_NUM_THREADS=1 python benchmarks/methods/bench_midr_cell.py --dataset musk1 --outer 5 \\
         [--dims 0.3] [--variants old exact excess]
 
 Cells are outer folds 0..outer-1 of repeat 0 of the config's 10 x 5-fold protocol (seed 0).
 """
 from __future__ import annotations
 
+from _paths import DATA
 import argparse
 import json
 import tempfile
@@ -47,7 +50,6 @@ from milbench.selectors.midr import (
     tangent_projection,
 )
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 GRID = [1.0e-4, 1.0e-3, 1.0e-2, 1.0e-1, 1.0, 1.0e+1, 1.0e+2, 1.0e+3, 1.0e+4]
 LOG = defaultdict(list)        # variant -> [(C1, C2, iterations)] of every computed MIDR fit
 

@@ -1,6 +1,8 @@
-"""Pipeline overhead per cell (issue #16): what the workflow costs beyond the methods' own work.
+"""Workflow overhead per cell: CPU of snakemake and all its jobs minus the fits' own CPU, per cell.
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_overhead.py [--cores 2] [--repeats 5]
+What the workflow costs beyond the methods' own work; optionally against another revision.
+
+    OMP_NUM_THREADS=1 python benchmarks/workflow/bench_overhead.py [--cores 2] [--repeats 5]
         [--baseline REV]     # also run the workflow of git revision REV on the same config
 
 A config of cheap methods (MI-Simple, Citation-kNN, MILR) on musk1 + elephant (offline copies),
@@ -17,6 +19,7 @@ and prints the ratio.
 """
 from __future__ import annotations
 
+from _paths import REPO
 import argparse
 import os
 import resource
@@ -29,7 +32,6 @@ from pathlib import Path
 import pandas as pd
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
 ENV = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
 
 

@@ -1,6 +1,8 @@
-"""Inner-CV cost of refitting the same selector once per classifier setting, three ways.
+"""MIDR + MILR inner CV: in-process MIDR reuse vs joblib cache vs no reuse, CPU s and ratios.
 
-    OMP_NUM_THREADS=1 python benchmarks/bench_inner_cv_cache.py [--data ../shared/data]
+The cost of refitting the same selector once per classifier setting, three ways.
+
+    OMP_NUM_THREADS=1 python benchmarks/methods/bench_inner_cv_cache.py [--data ../shared/data]
         [--dataset musk1]
 
 midr.yaml tunes MIDR's C1 x C2 jointly with MILR's C: without reuse every MILR C refits the
@@ -13,17 +15,16 @@ joblib cache (``caches_selector_fits``).
 """
 from __future__ import annotations
 
+from _paths import DATA
 import argparse
 import contextlib
 import tempfile
 import time
-from pathlib import Path
 
 from milbench.data.sources import load_dataset
 from milbench.experiment.pipeline import build_estimator, caches_selector_fits
 from milbench.selectors.midr import FIT_CACHE, MIDR, fits_not_reused
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 SELECTOR = {"name": "midr", "dims": 0.3, "max_iter": 30,
             "tune": {"C1": [1e-3, 1e-1], "C2": [1.0, 100.0]}}
 CLASSIFIER = {"name": "milr", "tune": {"C": [0.1, 1.0, 10.0]}}

@@ -1,15 +1,15 @@
-"""MILR fit time on musk2 vs scikit-learn LogisticRegression (lbfgs) on the same stacked
-instances (instances inherit bag labels), same C and tolerance; prints the ratio (target ≤ 3×).
+"""MILR fit on musk2 vs scikit-learn LogisticRegression (lbfgs), s and ratio (target ≤ 3×).
 
-    python benchmarks/milr_speed.py [--repeats 5]
+The logistic regression sees the same stacked instances (instances inherit bag labels), same C
+and tolerance.
+
+    python benchmarks/methods/bench_milr.py [--repeats 5]
 """
+from _paths import DATA
 import argparse
 import os
-import sys
-from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 
 import numpy as np  # noqa: E402
 from sklearn.linear_model import LogisticRegression  # noqa: E402
@@ -19,8 +19,6 @@ from milbench.data.sources import load_dataset  # noqa: E402
 from milbench.preprocessing import BagScaler  # noqa: E402
 
 from _timing import best_of  # noqa: E402
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def main():

@@ -1,20 +1,27 @@
-"""Many small jobs (issue #10): DAG size and dry-run time per paper config, where a big dry run
-spends its time, and the wall time of one trivial job locally vs through SLURM.
+"""Snakemake DAG: `snakemake -n` CPU s per job, paper configs and a ~10k-job one; local vs SLURM.
 
-    python benchmarks/bench_dag.py                   # all three parts
-    python benchmarks/bench_dag.py --part configs    # dry run of every config/paper/*.yaml
-    python benchmarks/bench_dag.py --part profile [--jobs 10000]   # cProfile of a dry run
-    python benchmarks/bench_dag.py --part slurm      # trivial jobs, local vs SLURM
+Many small jobs: the dry-run cost of every paper config and of a synthetic ~10,000-job config
+(target < 60 s), where a big dry run spends its time, and one trivial job locally vs SLURM.
 
-configs: CPU seconds, for each config/paper/*.yaml, of `snakemake -l` (parse only: Snakefile + common.smk's
-config expansion, no DAG) and `snakemake -n --quiet rules` (parse + DAG + dry-run schedule) in
-an empty temp dir, so every job is planned; the job count comes from the dry run's table.
-profile: `python -m cProfile` of `snakemake -n` on a synthetic config of --jobs run_fold jobs
-(benchmarks/dag_size.py's), internal time grouped by where the code lives: our rule files
-(common.smk input functions, params lambdas), our library, Snakemake, the rest.
+    python benchmarks/workflow/bench_dag.py                    # all four parts
+    python benchmarks/workflow/bench_dag.py --part configs     # dry run of every config/paper/*.yaml
+    python benchmarks/workflow/bench_dag.py --part size [--jobs 10000]     # dry run, synthetic config
+    python benchmarks/workflow/bench_dag.py --part profile [--jobs 10000]  # cProfile of that dry run
+    python benchmarks/workflow/bench_dag.py --part slurm       # trivial jobs, local vs SLURM
+
+configs: CPU seconds, for each config/paper/*.yaml, of `snakemake -l` (parse only: Snakefile +
+common.smk's config expansion, no DAG) and `snakemake -n --quiet rules` (parse + DAG + dry-run
+schedule) in an empty temp dir, so every job is planned; the job count comes from the dry run's
+table.
+size: wall seconds of `snakemake -n` on a synthetic config (offline datasets, a method grid sized
+to reach --jobs run_method jobs) written into a temp dir, against the 60 s target.
+profile: `python -m cProfile` of the same dry run, internal time grouped by where the code
+lives: our rule files (common.smk input functions, params lambdas), our library, Snakemake,
+the rest.
 slurm: needs a running cluster (tests/slurm/setup-slurm.sh); else prints that it was skipped.
 Timings on a shared, loaded machine are noisy: compare within one run.
 """
+from _paths import REPO
 import argparse
 import os
 import pstats
@@ -29,8 +36,6 @@ from pathlib import Path
 
 import yaml
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "benchmarks"))
 SMK = [sys.executable, "-m", "snakemake"]
 ENV = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
 
@@ -59,35 +64,16 @@ def job_table(text):
     return table
 
 
-# `python -m snakemake`, after adding bench_budget.FALLBACK entries the registry still lacks
-# (methods whose module exists but whose registry line has not landed), so every paper config
-# can be planned; the names added are printed to stderr.
-WRAPPED = [sys.executable, "-c", f"""
-import sys
-sys.path[:0] = [{str(REPO / 'benchmarks')!r}, {str(REPO / 'workflow')!r}]
-from bench_budget import patch_registry
-added = patch_registry()
-if added:
-    print("registry fallback: " + " ".join(added), file=sys.stderr)
-from snakemake.cli import main
-sys.argv[0] = "snakemake"
-main()
-"""]
-
-
 def dry_run(configfile, workdir):
-    base = WRAPPED + ["-s", str(REPO / "Snakefile"), "-d", str(workdir), "--configfile",
-                      str(configfile)]
+    base = SMK + ["-s", str(REPO / "Snakefile"), "-d", str(workdir), "--configfile",
+                  str(configfile)]
     t_parse, res_l = cpu_timed(base + ["-l"])
     t_dry, res_n = cpu_timed(base + ["-n", "--quiet", "rules"])
     out = res_n.stdout + res_n.stderr
-    fb = re.search(r"^registry fallback: (.*)$", out, re.M)
-    fallback = fb.group(1).split() if fb else []
     if res_n.returncode:
-        err = [ln for ln in out.splitlines()
-               if ln.strip() and not ln.startswith("registry fallback")][-3:]
-        return t_parse, t_dry, None, " | ".join(err)[-300:], fallback
-    return t_parse, t_dry, job_table(out), None, fallback
+        err = [ln for ln in out.splitlines() if ln.strip()][-3:]
+        return t_parse, t_dry, None, " | ".join(err)[-300:]
+    return t_parse, t_dry, job_table(out), None
 
 
 def part_configs(only=None):
@@ -100,17 +86,15 @@ def part_configs(only=None):
           f"{'DAG+sched s':>11} {'ms/job':>7}  rules")
     for cfg in configs:
         with tempfile.TemporaryDirectory() as tmp:
-            t_parse, t_dry, table, err, fallback = dry_run(cfg, tmp)
+            t_parse, t_dry, table, err = dry_run(cfg, tmp)
         if table is None:
             print(f"{cfg.stem:<14} {'-':>7} {'-':>8} {t_parse:8.1f} {t_dry:9.1f} {'-':>11} "
-                  f"{'-':>7}  FAILED: {err}"
-                  + (f"  [registry fallback: {', '.join(fallback)}]" if fallback else ""))
+                  f"{'-':>7}  FAILED: {err}")
             continue
         total = table.pop("total", sum(table.values()))
         print(f"{cfg.stem:<14} {total:7d} {table.get('run_method', 0):8d} {t_parse:8.1f} "
               f"{t_dry:9.1f} {t_dry - t_parse:11.1f} {1e3 * t_dry / max(total, 1):7.2f}  "
-              + ", ".join(f"{k}={v}" for k, v in sorted(table.items()) if k != "run_method")
-              + (f"  [registry fallback: {', '.join(fallback)}]" if fallback else ""))
+              + ", ".join(f"{k}={v}" for k, v in sorted(table.items()) if k != "run_method"))
 
 
 def classify(filename):
@@ -128,9 +112,33 @@ def classify(filename):
     return "other: stdlib"
 
 
-def part_profile(n_jobs, save=None):
-    from dag_size import config_for
+def config_for(n_jobs):
+    """A config of ~n_jobs run_method jobs: one per dataset × method (each runs its 10 × 5 cells),
+    so n_jobs / 2 PCA settings × MILR on 2 datasets."""
+    n_methods = max(1, n_jobs // 2)
+    dims = [round(0.05 + 0.9 * i / n_methods, 6) for i in range(n_methods)]
+    return {"offline": True, "experiments": {"big": {
+        "datasets": ["musk1", "elephant"],
+        "protocol": {"kind": "kfold", "folds": 5, "repeats": 10, "seed": 0},
+        "selectors": [{"name": "pca", "dims": dims}],
+        "classifiers": [{"name": "milr"}]}}}
 
+
+def part_size(n_jobs):
+    print(f"\n== `snakemake -n` on a synthetic {n_jobs}-job config ==")
+    with tempfile.TemporaryDirectory() as tmp:
+        cfg = Path(tmp, "config.yaml")
+        cfg.write_text(yaml.safe_dump(config_for(n_jobs)))
+        dt, res = timed(SMK + ["-s", str(REPO / "Snakefile"), "-d", tmp, "--configfile", str(cfg),
+                               "-n", "--quiet", "rules"])
+    if res.returncode:
+        sys.exit(res.stderr[-3000:])
+    total = job_table(res.stdout + res.stderr).get("total", "?")
+    print(f"snakemake -n: {total} jobs planned in {dt:.1f} s wall "
+          f"(target < 60 s; ratio to target {dt / 60:.2f})")
+
+
+def part_profile(n_jobs, save=None):
     print(f"\n== cProfile of `snakemake -n` on a synthetic {n_jobs}-job config ==")
     with tempfile.TemporaryDirectory() as tmp:
         cfg, prof = Path(tmp, "config.yaml"), Path(tmp, "dry.prof")
@@ -240,13 +248,15 @@ def part_slurm():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--part", choices=["all", "configs", "profile", "slurm"], default="all")
-    ap.add_argument("--jobs", type=int, default=10_000, help="size of the profiled dry run")
+    ap.add_argument("--part", choices=["all", "configs", "size", "profile", "slurm"], default="all")
+    ap.add_argument("--jobs", type=int, default=10_000, help="size of the synthetic dry run")
     ap.add_argument("--configs", nargs="*", help="config stems (default: all config/paper/*.yaml)")
     ap.add_argument("--save-prof", help="keep the profile (pstats file) here")
     a = ap.parse_args()
     if a.part in ("all", "configs"):
         part_configs(a.configs)
+    if a.part in ("all", "size"):
+        part_size(a.jobs)
     if a.part in ("all", "profile"):
         part_profile(a.jobs, a.save_prof)
     if a.part in ("all", "slurm"):

@@ -1,6 +1,6 @@
-"""Cost of the Corel image chain, per image and stage, and codebook fitting on 1 vs 2 cores.
+"""Corel image chain: CPU per image and stage; codebook fit on 2 cores vs 1, wall s and speed-up.
 
-    python benchmarks/bench_images.py [--n 40] [--codebook 256] [--source PATH]
+    python benchmarks/methods/bench_images.py [--n 40] [--codebook 256] [--source PATH]
 
 Images: the real Corel-5k archive (../shared/data/corel5k/corel5k.tar.gz, extracted to a temp
 folder — 0.5 s) when present, else SYNTHETIC scenes of the same size (192 × 128).  It prints,
@@ -11,14 +11,13 @@ k-means), as wall time and the 2-core speed-up, measured in the same run.
 """
 from __future__ import annotations
 
+from _paths import DATA
 import argparse
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 
 def images(n, source=None):

@@ -1,19 +1,19 @@
-"""MILR on original features (the ORI row of midr.txt Table 1): 10 × 5-fold CV AUROC on musk1,
-musk2, elephant, fox, tiger with the regularisation chosen by inner CV on the training part.
+"""MILR on original features: our 10 × 5-fold CV AUROC vs the ORI row of midr.txt Table 1.
 
-    python benchmarks/milr_ori.py [--repeats 10] [--combine softmax] [--scale minmax] [--jobs 2]
+musk1, musk2, elephant, fox, tiger, with the regularisation chosen by inner CV on the training
+part.
+
+    python benchmarks/parity/bench_milr_ori.py [--repeats 10] [--combine softmax] [--scale minmax] [--jobs 2]
 
 Prints our AUROC next to the paper's (midr Table 1). Uses the same library calls as the pipeline's
 run_fold jobs (fold files, scaler, GridSearchCV) so the figures are the pipeline's figures.
 """
+from _paths import DATA
 import argparse
 import os
-import sys
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "workflow"))
 
 import numpy as np  # noqa: E402
 
@@ -21,7 +21,6 @@ from milbench.data.folds import fold_keys, make_folds  # noqa: E402
 from milbench.data.sources import load_dataset  # noqa: E402
 from milbench.experiment.pipeline import run_fold  # noqa: E402
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 PAPER = {"musk1": .916, "musk2": .927, "elephant": .921, "fox": .694, "tiger": .946}
 
 

@@ -1,7 +1,8 @@
-"""Scale of data (issue #10): time and peak memory of the Parquet store, MILR, MIORDM and
-Citation-kNN on synthetic bag data of 1e4, 1e5 and 1e6 instances (d = 20, bags of ~10).
+"""Data scale: time and peak RSS of the store, MILR, MIORDM, Citation-kNN at 1e4 vs 1e5 vs 1e6.
 
-    python benchmarks/bench_scale.py [--sizes 1e4 1e5 1e6] [--budget-s 120] [--budget-gib 4]
+The Parquet bag store and the three methods on synthetic bag data (d = 20, bags of ~10).
+
+    python benchmarks/workflow/bench_scale.py [--sizes 1e4 1e5 1e6] [--budget-s 120] [--budget-gib 4]
 
 Every (method, size) runs in its own subprocess, so the peak resident memory (ru_maxrss) is
 that run's alone; the table shows it next to the RSS right before the method started (imports +
@@ -15,6 +16,7 @@ Runs skipped for memory are then *probed*: started under an address-space cap
 memory is not there (a clean error or not, and how soon).
 Training uses 80 % of the bags, prediction the other 20 %.
 """
+from _paths import REPO
 import argparse
 import json
 import math
@@ -26,7 +28,6 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
 D, BAG = 20, 10
 ENV = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
 METHODS = {
@@ -87,7 +88,6 @@ def rss_mb(field="VmRSS"):
 def child(method, n, cap_gib=None):
     import numpy as np
 
-    sys.path.insert(0, str(REPO / "workflow"))
     bags = make_bags(n)
     times = {}
     if METHODS[method][0]:

@@ -1,4 +1,6 @@
-"""Speed of ReliefF-MI and HyDR-MI (hydr-mi.txt §3), with baselines measured in the same run.
+"""ReliefF-MI vs one bag-distance matrix, and HyDR-MI on all cores vs one: s and ratios, same run.
+
+ReliefF-MI and HyDR-MI are hydr-mi.txt §3.
 
 1. ReliefF-MI on musk2 (102 bags, 6,598 instances × 166; m = 180 and k = 80 are capped to the
    data, so every bag is sampled) for each bag metric and both instance metrics, as a ratio to
@@ -11,11 +13,12 @@
    for the benchmark: population 100 (paper), but ``--generations`` (default 5, paper 50) and
    one seed (paper 5).
 
-Usage: python benchmarks/bench_relieff.py [--data ../shared/data] [--generations 5]
+Usage: python benchmarks/methods/bench_relieff.py [--data ../shared/data] [--generations 5]
        [--skip-relieff] [--skip-hydr] [--hydr-dataset musk1] [--jobs N]
 """
 from __future__ import annotations
 
+from _paths import DATA
 import argparse
 import os
 import time
@@ -125,8 +128,7 @@ def bench_hydr(data, dataset, generations, population, jobs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    default = Path(__file__).resolve().parents[2] / "shared" / "data"
-    ap.add_argument("--data", default=str(default))
+    ap.add_argument("--data", default=str(DATA))
     ap.add_argument("--repeats", type=int, default=1)
     ap.add_argument("--generations", type=int, default=5)
     ap.add_argument("--population", type=int, default=100)

@@ -1,4 +1,6 @@
-"""Speed of MIDR (midr.txt Algorithm 1) on musk2 at 30 % of the 166 features.
+"""MIDR fit on musk2: one iteration vs one MILR objective + gradient pass, s and ratio, same run.
+
+MIDR is midr.txt Algorithm 1, at 30 % of musk2's 166 features.
 
 Prints iterations, seconds per iteration, and the ratio of one MIDR iteration to one pass of the
 MILR objective + gradient (milbench.classifiers.milr.milr_loss_grad, softmax α = 3.5) over the
@@ -10,13 +12,13 @@ Also times one v-refit (10 L-BFGS-B iterations on (v, b), Algorithm 1 step 1) th
 against :func:`milbench.selectors.midr.lbfgsb` (the same Fortran/C routine without the wrapper)
 on the fitted projection, and checks the two give the same (v, b) bit for bit.
 
-Run:  OMP_NUM_THREADS=1 python benchmarks/bench_midr.py [--C1 1e-3] [--C2 1] [--dims 0.3]
+Run:  OMP_NUM_THREADS=1 python benchmarks/methods/bench_midr.py [--C1 1e-3] [--C2 1] [--dims 0.3]
 """
 from __future__ import annotations
 
+from _paths import DATA
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 from scipy.optimize import minimize
@@ -28,7 +30,6 @@ from milbench.selectors.midr import MIDR, _bag_sq_loss, lbfgsb
 
 from _timing import best_of
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 PAPER_MUSK2_SECONDS = 375.952
 
 

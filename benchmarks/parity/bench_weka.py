@@ -1,4 +1,4 @@
-"""WEKA parity: our reimplementations of WEKA's multi-instance classifiers against WEKA itself.
+"""WEKA parity: our MI classifiers vs WEKA's own on the same folds: accuracy, agreement, CPU.
 
 Both sides see the same folds (``milbench.data.folds``, stratified 10-fold CV, seed 0) and the same
 data: each fold's bags min-max scaled on its training instances (the hydr configs'
@@ -13,11 +13,12 @@ start-up (the ZeroR row measures it alone; cpu_ratio_net subtracts it).
 Needs java and WEKA 3.6 (``sudo apt-get install -y weka``: /usr/share/java/weka.jar; or set
 WEKA_JAR); without them the script says so and exits 0.
 
-    OMP_NUM_THREADS=1 nice python benchmarks/bench_weka.py [--datasets musk1 elephant fox]
+    OMP_NUM_THREADS=1 nice python benchmarks/parity/bench_weka.py [--datasets musk1 elephant fox]
         [--classifiers citation-knn midd ...] [--folds 10] [--out results/bench/weka_parity.csv]
 """
 from __future__ import annotations
 
+from _paths import DATA
 import argparse
 import os
 import re
@@ -38,7 +39,6 @@ from milbench.data.folds import make_folds, split
 from milbench.data.sources import load_builtin, load_dataset
 from milbench.preprocessing import BagScaler
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 DATASETS = ("musk1", "elephant", "fox")
 JAR_PATHS = ("/usr/share/java/weka.jar",)
 MI = "weka.classifiers.mi."
