@@ -27,6 +27,14 @@ columns ``sel.<p>`` / ``clf.<p>``).  For each target:
    (``params``, e.g. ``{"clf.estimator": "svm"}``) and its ``train_ratio`` narrow them.
    One row left = a match; none = "not run"; several = "ambiguous" (listing them: add
    the paper label to ``reproduction_map``).
+
+Gap explanations are data too: the ``gaps`` list of ``<experiment>.yaml`` says why our
+numbers differ from the paper's, each entry for the targets its selectors pick (``source``,
+``dataset``, ``paper_method``, ``metric``: a name or a list) and, with ``runs``, only for the
+results of those archived runs (:mod:`milbench.report.reproduction_archive`);
+:func:`load_gaps` returns them checked, :mod:`milbench.report.reproduction_docs` prints them
+beside the targets.  Commands (``python -m milbench.report.reproduction -h``): ``archive``
+keeps a finished run in ``resources/reproductions/``, ``docs`` writes ``docs/reproduction/``.
 """
 from __future__ import annotations
 
@@ -41,8 +49,9 @@ import numpy as np
 import pandas as pd
 import yaml
 
-__all__ = ["targets", "load_targets", "reproduction_table", "TargetError", "EXPERIMENTS",
-           "TOLERANCE", "TARGETS_DIR"]
+__all__ = ["targets", "load_targets", "load_gaps", "reproduction_table", "within", "paper_key",
+           "yaml_lines", "TargetError", "EXPERIMENTS", "TOLERANCE", "TARGETS_DIR", "TARGET_KEY",
+           "TABLE_COLUMNS"]
 
 #: default absolute tolerance per metric for "within tolerance" (fractions of 1).
 TOLERANCE = {"accuracy": 0.03, "auroc": 0.03}
@@ -52,7 +61,9 @@ _ALIASES = {"cvfs-mil": "cvfs", "hydr-mi": "hydr", "hydrmi": "hydr", "cvfsmil": 
 
 _COLUMNS = ["paper", "experiment", "source", "dataset", "paper_method", "selector",
             "classifier", "params", "train_ratio", "metric", "target", "target_std",
-            "tolerance", "kind", "protocol", "reference"]
+            "tolerance", "kind", "protocol", "reference", "note", "protocol_id"]
+#: the columns naming one target (unique within a paper)
+TARGET_KEY = ("source", "dataset", "paper_method", "metric")
 _CSV_COLUMNS = ["source", "dataset", "paper_method", "metric", "value", "unit", "std",
                 "train_ratio", "tolerance", "kind", "protocol", "note"]
 
@@ -71,11 +82,40 @@ def _validator(part):
     return jsonschema.Draft202012Validator(_schema()[part])
 
 
-def _check(part, obj, where):
+def _check(part, obj, where, line_of=None):
+    """Raise :class:`TargetError` for the first schema error, naming ``where`` (and the
+    line ``line_of(path)`` gives for the offending field)."""
     errors = sorted(_validator(part).iter_errors(obj), key=lambda e: [str(p) for p in e.path])
     if errors:
-        field = "/".join(map(str, errors[0].path))
+        path = list(errors[0].path)
+        field = "/".join(map(str, path))
+        if line_of is not None:
+            where = f"{where}, line {line_of(path)}"
         raise TargetError(f"{where}: {field + ': ' if field else ''}{errors[0].message}")
+
+
+def yaml_lines(text):
+    """A function ``line_of(path)``: the 1-based line of the YAML entry at ``path`` (mapping
+    keys and sequence indices) in ``text`` (a mapping entry's line is its key's), or of the
+    deepest entry on the way that exists."""
+    root = yaml.compose(text)
+
+    def line_of(path):
+        node, line = root, (root.start_mark.line if root is not None else 0)
+        for key in path:
+            if isinstance(node, yaml.MappingNode):
+                hit = next(((k, v) for k, v in node.value if k.value == str(key)), None)
+                if hit is None:
+                    break
+                line, node = hit[0].start_mark.line, hit[1]
+            elif isinstance(node, yaml.SequenceNode) and isinstance(key, int) \
+                    and key < len(node.value):
+                node = node.value[key]
+                line = node.start_mark.line
+            else:
+                break
+        return line + 1
+    return line_of
 
 
 def _number(text):
@@ -116,11 +156,13 @@ def _csv_rows(path):
             yield reader.line_num, r
 
 
-def _rows(experiment, directory=TARGETS_DIR):
-    """The target rows of one experiment, validated (:class:`TargetError` otherwise)."""
+def _read(experiment, directory=TARGETS_DIR):
+    """The target rows and the gap explanations of one experiment, validated
+    (:class:`TargetError` otherwise)."""
     meta_path = Path(directory) / f"{experiment}.yaml"
-    meta = yaml.safe_load(meta_path.read_text())
-    _check("paper", meta, str(meta_path))
+    text = meta_path.read_text()
+    meta, line_of = yaml.safe_load(text), yaml_lines(text)
+    _check("paper", meta, str(meta_path), line_of)
     rows, seen = [], {}
     csv_path = Path(directory) / f"{experiment}.csv"
     for line, r in _csv_rows(csv_path):
@@ -148,13 +190,57 @@ def _rows(experiment, directory=TARGETS_DIR):
             target=r.get("value", np.nan) / (100 if r.get("unit") == "%" else 1),
             target_std=r.get("std", np.nan), tolerance=r.get("tolerance", tol), kind=r["kind"],
             protocol=f"{r['note']}. {text}" if "note" in r else text,
-            reference=f"{meta['text']} line {meta['tables'][r['source']]}"))
-    return rows
+            reference=f"{meta['text']} line {meta['tables'][r['source']]}",
+            note=r.get("note", ""), protocol_id=r["protocol"]))
+    return rows, _gaps(meta.get("gaps", []), rows, meta_path, csv_path.name, line_of)
+
+
+def _selected(row, selector):
+    return all(row[f] in ([v] if isinstance(v, str) else v) for f, v in selector.items())
+
+
+def _gaps(entries, rows, meta_path, csv_name, line_of):
+    """Each ``gaps`` entry with the keys of the targets it selects; every name a selector
+    gives must be one of the targets', and each selector must pick at least one target."""
+    out = []
+    for i, g in enumerate(entries):
+        keys = []
+        for j, sel in enumerate(g["targets"]):
+            for field, want in sel.items():
+                have = {r[field] for r in rows}
+                for name in [want] if isinstance(want, str) else want:
+                    if name not in have:
+                        path = ["gaps", i, "targets", j, field]
+                        raise TargetError(
+                            f"{meta_path}, line {line_of(path)}: gaps/{i}/targets/{j}/{field}: "
+                            f"{name!r} is not the {field} of any target in {csv_name}")
+            hit = [tuple(r[k] for k in TARGET_KEY) for r in rows if _selected(r, sel)]
+            if not hit:
+                raise TargetError(
+                    f"{meta_path}, line {line_of(['gaps', i, 'targets', j])}: "
+                    f"gaps/{i}/targets/{j}: no target of {csv_name} has all of {sel}")
+            keys += [k for k in hit if k not in keys]
+        out.append(dict(line=line_of(["gaps", i]), keys=keys, runs=g.get("runs"),
+                        text=" ".join(g["text"].split())))
+    return out
+
+
+def _rows(experiment, directory=TARGETS_DIR):
+    """The target rows of one experiment, validated (:class:`TargetError` otherwise)."""
+    return _read(experiment, directory)[0]
 
 
 def load_targets(experiment, directory=TARGETS_DIR) -> pd.DataFrame:
     """The targets of one experiment read from ``directory`` (checked against the schema)."""
-    return pd.DataFrame(_rows(_experiment_key(experiment), directory), columns=_COLUMNS)
+    return pd.DataFrame(_rows(paper_key(experiment), directory), columns=_COLUMNS)
+
+
+def load_gaps(experiment, directory=TARGETS_DIR) -> list:
+    """The gap explanations of one experiment's targets (``gaps`` of its YAML), checked:
+    dicts with ``line`` (in the YAML), ``keys`` (the :data:`TARGET_KEY` tuples of the
+    targets it explains, in file order), ``runs`` (archive entries it is about; None: all)
+    and ``text`` (whitespace collapsed)."""
+    return _read(paper_key(experiment), directory)[1]
 
 
 @lru_cache(maxsize=None)
@@ -167,11 +253,14 @@ def targets(experiment=None) -> pd.DataFrame:
     (cvfs, midr, milsd, hydr, miordm; paper names such as hydr-mi are accepted); only the
     files asked for are read (once a process)."""
     if experiment is not None:
-        return _targets_cached(_experiment_key(experiment)).copy()
+        return _targets_cached(paper_key(experiment)).copy()
     return pd.concat([_targets_cached(e) for e in EXPERIMENTS], ignore_index=True)
 
 
-def _experiment_key(name):
+def paper_key(name):
+    """The targets' file stem (cvfs, midr, milsd, hydr, miordm) of an experiment or paper
+    name: equal, an alias (hydr-mi, cvfs-mil) or a prefix (miordm-20 -> miordm); KeyError
+    otherwise."""
     n = str(name).lower()
     n = _ALIASES.get(n, n)
     if n in EXPERIMENTS:
@@ -190,9 +279,15 @@ def _dataset_mask(summary, target_ds, dataset_map):
         | mapped.str.startswith((t + "-", t + "_"))      # webkb-faculty, protein-graph
 
 
-_OUT_COLUMNS = ["paper", "source", "dataset", "paper_method", "metric", "paper_value",
+#: the columns of :func:`reproduction_table` (results/<experiment>/reproduction.csv)
+TABLE_COLUMNS = ["paper", "source", "dataset", "paper_method", "metric", "paper_value",
                 "paper_std", "our_method", "ours", "ours_std", "n", "difference", "tolerance",
                 "within_tolerance", "status", "kind", "protocol"]
+
+
+def within(difference, tolerance):
+    """Whether ``|ours - paper|`` is within ``tolerance`` (a rounding margin of 1e-12)."""
+    return abs(difference) <= tolerance + 1e-12
 
 
 def _label_matches(given, paper_label):
@@ -246,7 +341,7 @@ def reproduction_table(summary: pd.DataFrame, experiment: str, reproduction_map=
     try:
         tg = targets(experiment)
     except KeyError:
-        return pd.DataFrame(columns=_OUT_COLUMNS)
+        return pd.DataFrame(columns=TABLE_COLUMNS)
     rmap = _paper_to_ours(dict(reproduction_map or mapping or {}), tg["paper_method"])
     summary = summary.reset_index(drop=True).copy()
     if "train_ratio" not in summary.columns:
@@ -317,7 +412,49 @@ def reproduction_table(summary: pd.DataFrame, experiment: str, reproduction_map=
         if t.kind == "reference" or pd.isna(tol):
             row["status"] = "reference only (not judged)"
         else:
-            ok = abs(row["difference"]) <= tol + 1e-12
+            ok = within(row["difference"], tol)
             row["within_tolerance"] = bool(ok)
             row["status"] = "within tolerance" if ok else "outside tolerance"
-    return pd.DataFrame(out, columns=_OUT_COLUMNS)
+    return pd.DataFrame(out, columns=TABLE_COLUMNS)
+
+
+def main(argv=None):
+    """``archive`` a finished run into resources/reproductions/, or write the ``docs``."""
+    import argparse
+
+    from milbench.report import reproduction_archive, reproduction_docs
+
+    ap = argparse.ArgumentParser(prog="python -m milbench.report.reproduction",
+                                 description=main.__doc__)
+    sub = ap.add_subparsers(dest="command", required=True)
+    a = sub.add_parser("archive", help="keep results/<experiment>/reproduction.csv and its "
+                       "provenance in resources/reproductions/<paper>/")
+    a.add_argument("results", help="results/<experiment> of a finished run")
+    a.add_argument("--config", required=True, help="the config file the run used")
+    a.add_argument("--reduced", help="what the run cut from the paper's protocol (marks it "
+                   "REDUCED whatever its config)")
+    a.add_argument("--figure", action="append", default=[], metavar="[SOURCE=]PNG",
+                   help="a figure to keep beside the paper's table or figure SOURCE")
+    a.add_argument("--date", help="YYYY-MM-DD the run finished (default: reproduction.csv's "
+                   "modification day, UTC)")
+    a.add_argument("--archive", default=str(reproduction_archive.ARCHIVE_DIR))
+    d = sub.add_parser("docs", help="write docs/reproduction/<paper>.md and index.md")
+    d.add_argument("--out", default=str(reproduction_docs.DOCS_DIR))
+    d.add_argument("--targets", default=str(TARGETS_DIR))
+    d.add_argument("--archive", default=str(reproduction_archive.ARCHIVE_DIR))
+    args = ap.parse_args(argv)
+    if args.command == "archive":
+        path, legacy = reproduction_archive.archive(args.results, args.config, args.archive,
+                                                    args.reduced, args.figure, args.date)
+        print(f"archived {path} (and {path.with_suffix('.yaml').name})")
+        for name in legacy:
+            print(f"legacy entry {name} covers the same experiment: remove it (and its runs in "
+                  f"the targets' gaps) if this run replaces it")
+        print(f"then: {reproduction_docs.COMMAND}")
+    else:
+        for path in reproduction_docs.write_pages(args.out, args.targets, args.archive):
+            print(path)
+
+
+if __name__ == "__main__":
+    main()

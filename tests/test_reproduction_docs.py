@@ -1,0 +1,272 @@
+"""Reproduction pages generated from the targets and the archive; the archive command; the
+gap explanations' schema check; the legacy rows transcribed, not invented."""
+import re
+import shutil
+
+import pandas as pd
+import pytest
+import yaml
+
+from milbench.report.reproduction import (
+    TARGETS_DIR,
+    TargetError,
+    load_gaps,
+    main,
+    reproduction_table,
+)
+from milbench.report.reproduction_archive import ARCHIVE_DIR, ArchiveError, archive, load_archive
+from milbench.report.reproduction_docs import COMMAND, DOCS_DIR, pages
+
+from conftest import REPO
+
+PAPERS = ("cvfs", "hydr", "midr", "milsd", "miordm")
+LEGACY = re.compile(r"legacy: measured in earlier runs, outputs not archived; rerun `(.+)` "
+                    r"(\(.+\) )?to regenerate")
+
+
+@pytest.fixture(scope="module")
+def generated():
+    return pages()
+
+
+def test_committed_pages_are_the_generated_ones(generated, tmp_path):
+    """docs/reproduction/*.md equal what the archive and the targets give today."""
+    main(["docs", "--out", str(tmp_path)])
+    assert {p.name: p.read_text() for p in tmp_path.iterdir()} == generated
+    committed = {p.name: p.read_text(encoding="utf-8") for p in DOCS_DIR.glob("*.md")}
+    assert sorted(committed) == sorted(generated) == sorted([*(f"{p}.md" for p in PAPERS),
+                                                             "index.md"])
+    stale = [name for name in generated if committed[name] != generated[name]]
+    assert not stale, f"docs/reproduction/{', '.join(stale)} out of date: run `{COMMAND}`"
+
+
+def test_pages_name_no_commit_or_issue(generated):
+    for name, text in generated.items():
+        assert not re.search(r"(?<![\w-])#\d+\b|\bissue\b", text, re.I), name
+        assert not re.search(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{7,40}\b", text), name
+
+
+def test_index_counts_each_paper(generated):
+    index = generated["index.md"]
+    for p in PAPERS:
+        line = next(x for x in index.splitlines() if x.startswith(f"| [{p}]({p}.md)"))
+        met, judged = (int(v) for v in line.split(" | ")[2].split(" / "))
+        assert 0 <= met <= judged
+    midr = next(x for x in index.splitlines() if x.startswith("| [midr]"))
+    # ORI, PCA and MIDR at 5 data sets each were measured by the two legacy runs
+    assert midr.split(" | ")[3:7] == ["0", "0", "15", "20"]
+
+
+# ----------------------------------------------------------------------------- legacy rows
+def _numbers(text):
+    return re.findall(r"(?<![\d.])\.?\d+(?:\.\d+)?", text)
+
+
+def _printed(number, text):
+    return re.search(rf"(?<![\d.]){re.escape(number)}(?!\d)", text) is not None
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_legacy_numbers_are_the_readme_rows(paper):
+    """Oracle against inventing: each number of a legacy row is printed in the README row its
+    sidecar quotes (ours and its std in the row's "ours" cell); the provenance says how to
+    regenerate it."""
+    runs = [r for r in load_archive(paper) if r.legacy]
+    assert runs
+    for run in runs:
+        quote = run.meta["readme"]
+        assert LEGACY.fullmatch(run.meta["provenance"]), run.name
+        everything = " ".join(quote.values())
+        for row in run.rows.to_dict("records"):
+            where = f"{run.csv_path}, line {row['line']}"
+            for col in ("ours_text", "ours_std_text"):
+                if row[col]:
+                    assert _printed(row[col], quote["ours"]), f"{where}: {row[col]}"
+            assert row["ours_text"] or row["finding"], where
+            for n in _numbers(row["finding"]):
+                assert _printed(n, everything), f"{where}: {n} of the finding"
+
+
+def test_every_gap_is_on_a_page(generated):
+    for paper in PAPERS:
+        page = generated[f"{paper}.md"]
+        for g in load_gaps(paper):
+            assert g["text"] in page, (paper, g["line"])
+
+
+# ----------------------------------------------------------------------------- archive
+def _repo(tmp_path):
+    """A repository copy with the configs and the archive the test changes."""
+    repo = tmp_path / "repo"
+    for rel in ("config/paper/miordm.yaml", "config/reduced/miordm-20-splits.yaml"):
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy(REPO / rel, repo / rel)
+    shutil.copytree(ARCHIVE_DIR, repo / "resources" / "reproductions")
+    return repo
+
+
+def _finished_run(repo, experiment, accuracy):
+    """results/<experiment>/ as the workflow leaves it: reproduction.csv written as the
+    rule's script writes it, and benchmark files with their CPU seconds."""
+    results = repo / "results" / experiment
+    results.mkdir(parents=True)
+    summary = pd.DataFrame([dict(dataset="tiger", method="none + miordm", selector="none",
+                                 classifier="miordm", n=20, accuracy_mean=accuracy,
+                                 accuracy_std=0.05)])
+    reproduction_table(summary, "miordm").to_csv(results / "reproduction.csv", index=False,
+                                                 float_format="%.4f")
+    bench = repo / "results" / "benchmarks" / experiment
+    (bench / "runs" / "tiger" / "none").mkdir(parents=True)
+    head = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+    (bench / "runs" / "tiger" / "none" / "miordm.tsv").write_text(
+        head + "70.0\t0:01:10\t300\t400\t300\t300\t1\t2\t95.0\t61.25\n")
+    (bench / "scores.tsv").write_text(head + "2.0\t0:00:02\t100\t200\t100\t100\t0\t0\t50\t1.5\n")
+    (bench / "figures.tsv").write_text(head + "1.0\t0:00:01\t100\t200\t100\t100\t0\t0\t50\tNA\n")
+    return results
+
+
+def test_archive_keeps_a_finished_run_and_the_pages_show_it(tmp_path, capsys):
+    repo = _repo(tmp_path)
+    results = _finished_run(repo, "miordm-20", 0.8505)
+    png = repo / "results" / "miordm-20" / "figures" / "cd_accuracy.png"
+    png.parent.mkdir()
+    png.write_bytes(b"\x89PNG\r\n\x1a\n")
+    cfg = repo / "config" / "reduced" / "miordm-20-splits.yaml"
+    store = repo / "resources" / "reproductions"
+    csv_path, legacy = archive(results, cfg, store, figures=[f"Table 3={png}"],
+                               date="2026-12-01", repo=repo)
+    assert csv_path == store / "miordm" / "miordm-20.csv"
+    assert csv_path.read_bytes() == (results / "reproduction.csv").read_bytes()   # as is
+    assert legacy == ["legacy-miordm-20"]
+    meta = yaml.safe_load(csv_path.with_suffix(".yaml").read_text())
+    assert meta["status"] == "REDUCED" and meta["reduced"].startswith(
+        "config/reduced/miordm-20-splits.yaml: miordm at 20 of the paper's 50 splits")
+    assert meta["experiments"] == ["miordm-20"] and meta["cpu_seconds"] == 62.8
+    assert meta["datasets"] == ["musk1", "musk2", "elephant", "fox", "tiger"]
+    assert meta["date"] == "2026-12-01"
+    assert meta["provenance"] == "archived from results/miordm-20/reproduction.csv"
+    assert meta["command"].startswith("snakemake results/miordm-20/reproduction.csv --cores N "
+                                      "--configfile config/reduced/miordm-20-splits.yaml")
+    assert meta["command"].endswith(
+        "&& python -m milbench.report.reproduction archive results/miordm-20 "
+        "--config config/reduced/miordm-20-splits.yaml")
+    assert meta["figures"] == [{"file": "cd_accuracy.png", "source": "Table 3"}]
+    assert (store / "miordm" / "miordm-20" / "cd_accuracy.png").read_bytes() == png.read_bytes()
+
+    page = pages(archive_dir=store)["miordm.md"]
+    row = next(x for x in page.splitlines()
+               if x.startswith("| tiger | MIORDM | accuracy |") and "[miordm-20]" in x)
+    cells = row.split(" | ")
+    assert cells[4:9] == ["0.8505 ± 0.0500", "+0.020", "0.03", "yes", "REDUCED"]
+    assert "| 63 s |" in row
+    assert "![cd_accuracy.png (beside the paper's Table 3)](../../resources/reproductions/" \
+           "miordm/miordm-20/cd_accuracy.png)" in page
+    # the best status of the tiger target is now REDUCED, ahead of the legacy results
+    index = pages(archive_dir=store)["index.md"]
+    line = next(x for x in index.splitlines() if x.startswith("| [miordm]"))
+    assert line.split(" | ")[4] == "1"
+
+
+def test_archive_status_cli_and_refusals(tmp_path, capsys):
+    repo = _repo(tmp_path)
+    store = repo / "resources" / "reproductions"
+    # the reduced config's miordm-heatmap equals the paper's experiment: FULL
+    heat = _finished_run(repo, "miordm-heatmap", 0.83)
+    cfg = repo / "config" / "reduced" / "miordm-20-splits.yaml"
+    path, legacy = archive(heat, cfg, store, repo=repo, date="2026-12-01")
+    meta = yaml.safe_load(path.with_suffix(".yaml").read_text())
+    assert meta["status"] == "FULL" and "reduced" not in meta
+    assert legacy == ["legacy-miordm-heatmap"]
+    # --reduced overrides, and the regenerating command repeats it
+    path, _ = archive(heat, cfg, store, reduced="one split", repo=repo, date="2026-12-01")
+    meta = yaml.safe_load(path.with_suffix(".yaml").read_text())
+    assert meta["status"] == "REDUCED" and meta["reduced"] == "one split"
+    assert meta["command"].endswith("--reduced 'one split'")
+
+    with pytest.raises(ArchiveError, match="no experiment 'miordm-nope'"):
+        archive(_finished_run(repo, "miordm-nope", 0.8), cfg, store, repo=repo)
+    outside = tmp_path / "elsewhere.yaml"
+    shutil.copy(cfg, outside)
+    with pytest.raises(ArchiveError, match="not a file of the repository"):
+        archive(heat, outside, store, repo=repo)
+    bad = repo / "results" / "miordm-20"
+    bad.mkdir(parents=True)
+    (bad / "reproduction.csv").write_text("paper,source\nmiordm,Table 3\n")
+    with pytest.raises(ArchiveError, match=r"reproduction.csv, line 1: header"):
+        archive(bad, cfg, store, repo=repo)
+
+    main(["archive", str(heat), "--config", str(REPO / "config/reduced/miordm-20-splits.yaml"),
+          "--archive", str(store), "--date", "2026-12-02"])       # the config of this repo
+    out = capsys.readouterr().out
+    assert "legacy entry legacy-miordm-heatmap covers the same experiment" in out
+    assert yaml.safe_load((store / "miordm" / "miordm-heatmap.yaml").read_text())["date"] \
+        == "2026-12-02"
+
+
+def test_a_stale_archive_names_file_and_line(tmp_path):
+    store = tmp_path / "archive"
+    shutil.copytree(ARCHIVE_DIR, store)
+    path = store / "midr" / "legacy-midr-grid5.csv"
+    lines = path.read_text().splitlines()
+    lines[2] = lines[2].replace(",musk2,", ",musk3,")
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ArchiveError, match=r"legacy-midr-grid5.csv, line 3: no target "
+                                           r"\{'source': 'Table 1', 'dataset': 'musk3'"):
+        pages(archive_dir=store)
+    shutil.rmtree(store / "midr")
+    with pytest.raises(ArchiveError, match=r"midr.yaml, line \d+: gaps runs 'legacy-midr-grid5' "
+                                           r"is not an archived run"):
+        pages(archive_dir=store)
+
+
+def test_a_bad_sidecar_names_file_line_and_expectation(tmp_path):
+    store = tmp_path / "archive"
+    shutil.copytree(ARCHIVE_DIR, store)
+    side = store / "milsd" / "legacy-milsd-protein.yaml"
+    text = side.read_text().replace("status: REDUCED", "status: HALF")
+    side.write_text(text)
+    line = text.splitlines().index("status: HALF") + 1
+    with pytest.raises(ArchiveError, match=rf"legacy-milsd-protein.yaml, line {line}: status: "
+                                           r"'HALF' is not one of \['FULL', 'REDUCED'\]"):
+        load_archive("milsd", store)
+
+
+# ----------------------------------------------------------------------------- gap schema
+def _midr_with_gaps(tmp_path, block):
+    for p in TARGETS_DIR.glob("midr.*"):
+        shutil.copy(p, tmp_path / p.name)
+    text = (TARGETS_DIR / "midr.yaml").read_text()
+    head = text[:text.index("\n# Why our numbers differ")] + "\n"
+    (tmp_path / "midr.yaml").write_text(head + block)
+    return len(head.splitlines())              # the line before the block
+
+
+@pytest.mark.parametrize("block,at,message", [
+    ("gaps:\n  - targets:\n      - {source: Table 1, datset: fox}\n    text: x\n", 3,
+     "gaps/0/targets/0: Additional properties are not allowed ('datset' was unexpected)"),
+    ("gaps:\n  - targets:\n      - {source: Table 1, dataset: foxx}\n    text: x\n", 3,
+     "gaps/0/targets/0/dataset: 'foxx' is not the dataset of any target in midr.csv"),
+    ("gaps:\n  - targets:\n      - {source: Table 2, metric: auroc}\n    text: x\n", 3,
+     "gaps/0/targets/0: no target of midr.csv has all of"),
+    ("gaps:\n  - targets: []\n    text: x\n", 2, "gaps/0/targets: [] should be non-empty"),
+    ("gaps:\n  - targets:\n      - {dataset: [fox, 7]}\n    text: x\n", 3,
+     "gaps/0/targets/0/dataset/1: 7 is not of type 'string'"),
+    ("gaps:\n  - targets:\n      - {dataset: fox}\n", 2, "gaps/0: 'text' is a required property"),
+    ("gaps:\n  - targets:\n      - {dataset: fox}\n    runs: legacy-x\n    text: x\n", 4,
+     "gaps/0/runs: 'legacy-x' is not of type 'array'"),
+])
+def test_a_bad_gap_names_file_line_and_expectation(tmp_path, block, at, message):
+    before = _midr_with_gaps(tmp_path, block)
+    with pytest.raises(TargetError, match=re.escape(f"midr.yaml, line {before + at}: {message}")):
+        load_gaps("midr", tmp_path)
+
+
+def test_a_good_gap_selects_its_targets(tmp_path):
+    _midr_with_gaps(tmp_path, "gaps:\n  - targets:\n      - {paper_method: [ORI, PCA], "
+                              "dataset: fox, metric: auroc}\n      - {source: Table 2, "
+                              "dataset: fox, paper_method: MIDR}\n    runs: [r1]\n"
+                              "    text: >-\n      two\n      lines\n")
+    (g,) = load_gaps("midr", tmp_path)
+    assert g["keys"] == [("Table 1", "fox", "ORI", "auroc"), ("Table 1", "fox", "PCA", "auroc"),
+                         ("Table 2", "fox", "MIDR", "fit_seconds")]
+    assert g["runs"] == ["r1"] and g["text"] == "two lines"

@@ -1,0 +1,299 @@
+"""Finished reproduction runs kept in the repository: ``resources/reproductions/<paper>/``.
+
+An entry ``<run>`` (the experiment's name) is ``<run>.csv``, the
+``results/<experiment>/reproduction.csv`` the ``reproduction`` rule wrote, copied as is, and
+``<run>.yaml``, its provenance (checked against ``schema.yaml`` there): paper, config file,
+experiments, FULL or REDUCED (and what was cut), data sets, CPU seconds of the run's jobs,
+date, the command that regenerates it, and the figures kept beside it (``<run>/<name>.png``).
+:func:`archive` adds one: ``python -m milbench.report.reproduction archive results/<experiment>
+--config <file>``; :func:`load_archive` reads a paper's entries back, checked.
+
+A run is REDUCED when ``--reduced`` says so, when its experiment's description carries a
+``[REDUCED: ...]`` (or ``[reduced: ...]``) mark, or when its config lies under
+``config/reduced/`` and the experiment (or the data chains) differs from the experiment of
+the same name in ``config/paper/<paper>.yaml``; otherwise FULL.
+
+``legacy-*`` entries keep numbers measured in earlier runs whose outputs were not kept,
+transcribed from the README row that reported them (quoted verbatim under ``readme``); their
+CSV has the rule's columns plus ``finding`` (what the row reported beyond one number, or
+instead of it), and their provenance reads ``legacy: measured in earlier runs, outputs not
+archived; rerun <command> to regenerate``.  A run archived later lands beside them under the
+experiment's name; :func:`archive` names the legacy entries it may replace.
+"""
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import re
+import shlex
+import shutil
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import jsonschema
+import numpy as np
+import pandas as pd
+import yaml
+
+from milbench.experiment.config import chain_settings, load_config
+from milbench.report.reproduction import TABLE_COLUMNS, TARGET_KEY, paper_key, yaml_lines
+
+__all__ = ["archive", "load_archive", "ArchiveError", "Run", "ARCHIVE_DIR", "REPO"]
+
+REPO = Path(__file__).resolve().parents[3]
+ARCHIVE_DIR = REPO / "resources" / "reproductions"
+LEGACY_PREFIX = "legacy-"
+FINDING = "finding"
+
+
+class ArchiveError(ValueError):
+    """A malformed archive entry or a run that cannot be archived; the message names the
+    file (and line)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """One archive entry: its name, sidecar (``meta``) and rows (the CSV, numbers parsed;
+    ``ours_text`` / ``ours_std_text`` as written, ``line`` each row's line in the file)."""
+    name: str
+    meta: dict
+    rows: pd.DataFrame
+    csv_path: Path
+
+    @property
+    def legacy(self) -> bool:
+        return self.meta["provenance"].startswith("legacy: ")
+
+    @property
+    def status(self) -> str:
+        """FULL, REDUCED, LEGACY (FULL) or LEGACY (REDUCED)."""
+        return f"LEGACY ({self.meta['status']})" if self.legacy else self.meta["status"]
+
+
+@lru_cache(maxsize=1)
+def _validator():
+    schema = yaml.safe_load((ARCHIVE_DIR / "schema.yaml").read_text())
+    return jsonschema.Draft202012Validator(schema)
+
+
+def _check_meta(meta, where, text=None):
+    """Raise :class:`ArchiveError` for the first schema error (a field's own before the
+    rules between fields), naming ``where`` and the line of the field."""
+    errors = sorted(_validator().iter_errors(meta),
+                    key=lambda e: (e.validator in ("not", "required"), [str(p) for p in e.path]))
+    if errors:
+        path = list(errors[0].path)
+        if text is not None:
+            where = f"{where}, line {yaml_lines(text)(path)}"
+        field = "/".join(map(str, path))
+        raise ArchiveError(f"{where}: {field + ': ' if field else ''}{errors[0].message}")
+
+
+def _read_csv(path, legacy):
+    """The rows of an entry's CSV with their line numbers; the header must be the rule's
+    (legacy entries: plus ``finding``) and every row must name its target."""
+    columns = TABLE_COLUMNS + [FINDING] if legacy else TABLE_COLUMNS
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.reader(f)
+        header = next(reader, None)
+        if header != columns:
+            raise ArchiveError(f"{path}, line 1: header {header}, expected {columns}")
+        rows = []
+        for raw in reader:
+            where = f"{path}, line {reader.line_num}"
+            if len(raw) != len(columns):
+                raise ArchiveError(f"{where}: {len(raw)} fields, expected {len(columns)}")
+            r = dict(zip(columns, raw))
+            for k in TARGET_KEY:
+                if not r[k]:
+                    raise ArchiveError(f"{where}: {k} is empty (it names the target)")
+            r["ours_text"], r["ours_std_text"] = r["ours"], r["ours_std"]
+            for k in ("ours", "ours_std", "n"):
+                try:
+                    r[k] = float(r[k]) if r[k] else np.nan
+                except ValueError:
+                    raise ArchiveError(f"{where}: {k} {r[k]!r} is not a number") from None
+            r["line"] = reader.line_num
+            rows.append(r)
+    return pd.DataFrame(rows, columns=columns + ["ours_text", "ours_std_text", "line"])
+
+
+def _load_meta(path):
+    text = path.read_text(encoding="utf-8")
+    meta = yaml.safe_load(text)
+    if isinstance(meta, dict) and isinstance(meta.get("date"), dt.date):
+        meta["date"] = meta["date"].isoformat()           # an unquoted date
+    _check_meta(meta, str(path), text)
+    return meta
+
+
+def load_archive(paper, archive_dir=ARCHIVE_DIR) -> list:
+    """The archived runs of one paper (cvfs, hydr, midr, milsd, miordm), sorted by name,
+    each checked (:class:`ArchiveError` names the file and line otherwise)."""
+    paper = paper_key(paper)
+    folder = Path(archive_dir) / paper
+    if not folder.is_dir():
+        return []
+    csvs = {p.stem: p for p in folder.glob("*.csv")}
+    metas = {p.stem: p for p in folder.glob("*.yaml")}
+    for stem in sorted(set(csvs) ^ set(metas)):
+        have = csvs.get(stem) or metas.get(stem)
+        raise ArchiveError(f"{have}: an entry is <run>.csv and <run>.yaml; "
+                           f"{stem}.{'yaml' if stem in csvs else 'csv'} is missing")
+    runs = []
+    for name in sorted(csvs):
+        meta = _load_meta(metas[name])
+        if meta["paper"] != paper:
+            raise ArchiveError(f"{metas[name]}: paper {meta['paper']!r}, but the entry lies "
+                               f"in {folder.name}/")
+        legacy = meta["provenance"].startswith("legacy: ")
+        if legacy != name.startswith(LEGACY_PREFIX):
+            raise ArchiveError(f"{metas[name]}: a legacy provenance and a name starting with "
+                               f"{LEGACY_PREFIX!r} go together")
+        for fig in meta.get("figures", []):
+            if not (folder / name / fig["file"]).is_file():
+                raise ArchiveError(f"{metas[name]}: figure {fig['file']} is not in "
+                                   f"{folder / name}")
+        runs.append(Run(name, meta, _read_csv(csvs[name], legacy), csvs[name]))
+    return runs
+
+
+# --------------------------------------------------------------------------- archiving
+def _relative(path, repo):
+    try:
+        return Path(path).resolve().relative_to(Path(repo).resolve()).as_posix()
+    except ValueError:
+        raise ArchiveError(f"{path}: not a file of the repository {repo} (the archive names "
+                           "the config the run came from)") from None
+
+
+def _chains(datasets):
+    """The data chains (``chains.<name>`` of a config) the data sets are built by."""
+    out = set()
+    for d in datasets:
+        d = str(d)
+        out |= {"corel"} if d == "corel-cats" else {"reddit"} if d == "reddit" else \
+            {"webkb"} if d.startswith("webkb-") else \
+            {"protein_graph"} if d == "protein-graph" else set()
+    return sorted(out)
+
+
+def run_status(config_rel, experiment, cfg, repo=REPO, reduced=None):
+    """(FULL or REDUCED, what was cut or None) for one experiment of the config ``cfg``
+    (its defaults filled in, :func:`milbench.experiment.config.load_config`); see the module
+    docstring."""
+    if reduced:
+        return "REDUCED", reduced
+    exp = cfg["experiments"][experiment]
+    mark = re.search(r"\[reduced:?\s*([^\]]*)\]", str(exp.get("description", "")), re.I)
+    if mark:
+        return "REDUCED", " ".join(mark.group(1).split()) or "marked in its description"
+    if not config_rel.startswith("config/reduced/"):
+        return "FULL", None
+    paper_cfg = Path(repo) / "config" / "paper" / f"{paper_key(experiment)}.yaml"
+    if paper_cfg.is_file():
+        paper = load_config(paper_cfg)
+        if paper["experiments"].get(experiment) == exp and all(
+                chain_settings(paper, c) == chain_settings(cfg, c)
+                for c in _chains(exp.get("datasets", []))):
+            return "FULL", None
+    desc = " ".join(str(exp.get("description", "")).split())
+    return "REDUCED", f"{config_rel}" + (f": {desc}" if desc else "")
+
+
+def regenerate_command(config_rel, experiments, config_text, reduced=None):
+    """The config header's ``snakemake ... --configfile <config>`` line (or a plain one)
+    aimed at the experiments' reproduction.csv, then the archive command of each."""
+    experiments = [experiments] if isinstance(experiments, str) else list(experiments)
+    base = f"snakemake --cores N --configfile {config_rel}"
+    for m in re.finditer(r"^#\s*(?:Run:\s*)?(snakemake\s.*)$", config_text, re.M):
+        words = m.group(1).split()
+        at = words.index("--configfile") + 1 if "--configfile" in words else len(words)
+        if at < len(words) and words[at] == config_rel:
+            base = " ".join(words)
+            break
+    targets = " ".join(f"results/{e}/reproduction.csv" for e in experiments)
+    steps = [base.replace("snakemake ", f"snakemake {targets} ", 1)]
+    for e in experiments:
+        steps.append(f"python -m milbench.report.reproduction archive results/{e} "
+                     f"--config {config_rel}" + (f" --reduced {shlex.quote(reduced)}"
+                                                 if reduced else ""))
+    return " && ".join(steps)
+
+
+def cpu_seconds(results_dir, experiment):
+    """Sum of ``cpu_time`` over the Snakemake benchmark files of the experiment's jobs
+    (``results/benchmarks/<experiment>/**/*.tsv``; the shared data chains are not counted);
+    None when there are none."""
+    folder = Path(results_dir).parent / "benchmarks" / experiment
+    total, seen = 0.0, False
+    for path in sorted(folder.rglob("*.tsv")):
+        try:
+            table = pd.read_csv(path, sep="\t")
+        except (pd.errors.EmptyDataError, pd.errors.ParserError):
+            continue
+        if "cpu_time" in table.columns:
+            values = pd.to_numeric(table["cpu_time"], errors="coerce").dropna()
+            total += float(values.sum())
+            seen = seen or not values.empty
+    return round(total, 1) if seen else None
+
+
+def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=(),
+            date=None, repo=REPO):
+    """Keep the finished run ``results_dir`` (``results/<experiment>``, its name the
+    experiment's) of ``config`` in the archive: its reproduction.csv as is, the sidecar, the
+    given figures (``[SOURCE=]PATH.png``, SOURCE a table or figure of the paper).  Returns
+    (the CSV's path, the legacy entries naming the same experiment)."""
+    results_dir, config = Path(results_dir), Path(config)
+    experiment = results_dir.resolve().name
+    table = results_dir / "reproduction.csv"
+    if not table.is_file():
+        raise ArchiveError(f"{table}: missing; the run ends with the `reproduction` rule")
+    try:
+        paper = paper_key(experiment)
+    except KeyError as e:
+        raise ArchiveError(f"{results_dir}: {e.args[0]}") from None
+    _read_csv(table, legacy=False)                    # the rule's columns, rows well formed
+    config_rel = _relative(config, repo)
+    text = config.read_text(encoding="utf-8")
+    cfg = load_config(config)
+    if experiment not in cfg.get("experiments", {}):
+        raise ArchiveError(f"{config}: no experiment {experiment!r} (it has "
+                           f"{sorted(cfg.get('experiments', {}))})")
+    exp = cfg["experiments"][experiment]
+    status, why = run_status(config_rel, experiment, cfg, repo, reduced)
+    when = date or dt.datetime.fromtimestamp(table.stat().st_mtime, dt.timezone.utc).date()
+    meta = dict(paper=paper, experiments=[experiment], config=config_rel, status=status)
+    if why:
+        meta["reduced"] = why
+    meta.update(datasets=[str(d) for d in exp.get("datasets", [])],
+                cpu_seconds=cpu_seconds(results_dir, experiment),
+                date=str(when),
+                command=regenerate_command(config_rel, experiment, text, reduced),
+                provenance=f"archived from results/{experiment}/reproduction.csv")
+    if exp.get("description"):
+        meta["description"] = " ".join(str(exp["description"]).split())
+    folder = Path(archive_dir) / paper
+    figs = []
+    for spec in figures:
+        source, _, path = str(spec).rpartition("=")
+        path = Path(path)
+        if path.suffix != ".png" or not path.is_file():
+            raise ArchiveError(f"{path}: a figure to archive is an existing .png file")
+        figs.append((dict(file=path.name, **({"source": source} if source else {})), path))
+    if figs:
+        meta["figures"] = [f for f, _ in figs]
+    _check_meta(meta, f"{folder / experiment}.yaml")
+    folder.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(table, folder / f"{experiment}.csv")
+    if figs:
+        (folder / experiment).mkdir(exist_ok=True)
+        for f, path in figs:
+            shutil.copyfile(path, folder / experiment / f["file"])
+    (folder / f"{experiment}.yaml").write_text(
+        yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
+    legacy = [r.name for r in load_archive(paper, archive_dir)
+              if r.legacy and experiment in r.meta["experiments"]]
+    return folder / f"{experiment}.csv", legacy
