@@ -1,0 +1,200 @@
+"""The documentation says what the code does: every YAML example in README.md and docs/*.md
+parses; docs/stats-and-figures.md shows every statistical test of the schema and every figure
+kind with an example, and each example is valid and runs on generated scores; the config
+reference in docs/usage.md gives every key of the schema with the schema's default."""
+import re
+
+import numpy as np
+import pytest
+import yaml
+
+from milbench.experiment.config import schema, with_defaults
+from milbench.report import plots, stats
+from milbench.testing import synthetic_scores
+
+from conftest import REPO
+
+PAGES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+STATS_PAGE = REPO / "docs" / "stats-and-figures.md"
+USAGE_PAGE = REPO / "docs" / "usage.md"
+
+
+def yaml_blocks(text):
+    return re.findall(r"^ *```yaml\n(.*?)^ *```", text, re.S | re.M)
+
+
+def section(text, heading):
+    assert heading in text, f"section {heading!r} missing"
+    return text.split(heading, 1)[1].split("\n## ", 1)[0]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_yaml_example_parses(page):
+    for block in yaml_blocks(page.read_text()):
+        yaml.safe_load(block)
+
+
+def slug(heading):
+    """GitHub's anchor of a markdown heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+def anchors(page):
+    return {slug(h) for h in re.findall(r"^#+ (.*)$", page.read_text(), re.M)}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(REPO)))
+def test_relative_links_resolve(page):
+    """Every relative link names an existing file (and heading); the generated pages under
+    docs/reproduction/ are checked once they are there."""
+    pending = not (REPO / "docs" / "reproduction").is_dir()
+    for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+        if re.match(r"[a-z]+:", target):
+            continue
+        path, _, anchor = target.partition("#")
+        dest = (page.parent / path).resolve() if path else page
+        if pending and (REPO / "docs" / "reproduction") in [dest, *dest.parents]:
+            continue
+        assert dest.exists(), f"{page.name}: link to missing {target}"
+        if anchor:
+            assert anchor in anchors(dest), f"{page.name}: no heading #{anchor} in {path}"
+
+
+# --------------------------------------------------------------- stats and figures page
+def examples(key):
+    """The entries of every `key:` list in the page's YAML examples."""
+    out = []
+    for block in yaml_blocks(STATS_PAGE.read_text()):
+        doc = yaml.safe_load(block)
+        if isinstance(doc, dict) and key in doc:
+            out += doc[key]
+    return out
+
+
+def stats_tests():
+    item = schema()["$defs"]["experiment"]["properties"]["stats"]["items"]
+    return item["properties"]["test"]["enum"]
+
+
+def figure_kinds():
+    kind = schema()["$defs"]["experiment"]["properties"]["figures"]["items"].get(
+        "properties", {}).get("kind", {})
+    return sorted(set(kind.get("enum", [])) | set(plots.KINDS))
+
+
+def test_the_schema_and_the_code_know_the_same_tests():
+    assert sorted(stats_tests()) == sorted(stats.TESTS)
+
+
+@pytest.mark.parametrize("test", stats_tests())
+def test_every_stats_test_has_a_section_and_an_example(test):
+    text = STATS_PAGE.read_text()
+    assert f"### `{test}`" in text
+    assert test in [e["test"] for e in examples("stats")]
+
+
+@pytest.mark.parametrize("kind", figure_kinds())
+def test_every_figure_kind_has_a_section_and_an_example(kind):
+    text = STATS_PAGE.read_text()
+    assert f"### `{kind}`" in text
+    assert kind in [e["kind"] for e in examples("figures")]
+
+
+def stats_scores():
+    scores = synthetic_scores(3, methods=[("none", "milr", 0.0), ("none", "miordm", 0.03),
+                                          ("none", "citation-knn", 0.01),
+                                          ("relieff-mi", "mi-simple", 0.02),
+                                          ("hydr-mi", "mi-simple", 0.04)], repeats=2, folds=3)
+    rng = np.random.default_rng(0)
+    scores["sel.metric"] = rng.choice(["max", "min", "adapted"], len(scores))
+    scores["sel.percent"] = rng.choice([0.1, 0.3], len(scores))
+    return scores
+
+
+def test_every_stats_example_is_valid_and_runs():
+    item = schema()["$defs"]["experiment"]["properties"]["stats"]["items"]
+    from jsonschema import validate
+    entries = examples("stats")
+    for e in entries:
+        validate(e, item)
+    tables = stats.run_stats(stats_scores(), entries)
+    for e in entries:
+        name = e.get("name") or f"{e['test']}_{e.get('metric', 'accuracy')}"
+        assert not tables[name].empty, e
+        assert tables[name]["p"].notna().any(), e
+
+
+def figure_scores(entry):
+    kind = plots.KIND_ALIASES.get(entry["kind"], entry["kind"])
+    if kind == "vs-features":
+        return synthetic_scores(4, n_features=(10, 20, 40), repeats=1, folds=2)
+    if kind == "vs-ratio":
+        return synthetic_scores(5, train_ratios=(0.1, 0.3, 0.5), repeats=3, folds=1)
+    scores = synthetic_scores(6, methods=[("none", "milr", 0.0), ("none", "miordm", 0.03),
+                                          ("midr", "milr", 0.02)], repeats=1, folds=3)
+    rng = np.random.default_rng(1)
+    n = len(scores)
+    scores["fit_cpu_seconds"] = scores["fit_seconds"]
+    for col, grid in (("clf.lam", [1.0, 16.0, 256.0]), ("clf.theta", [0.1, 0.5, 0.9]),
+                      ("clf.mu", [0.6, 0.8]), ("sel.C1", [1e-3, 1.0]), ("sel.C2", [1e-3, 1.0])):
+        scores[col] = rng.choice(grid, n)
+    scores["diag.select.orthonormality_loss"] = rng.random(n)
+    return scores
+
+
+def test_every_figure_example_uses_documented_keys_and_renders(tmp_path):
+    rows = [line for line in section(STATS_PAGE.read_text(), "## Figures (`figures:`)")
+            .split("\n### ", 1)[0].splitlines() if line.startswith("| `")]
+    documented = {k for row in rows for k in re.findall(r"`([a-z_]+)`", row.split("|")[1])}
+    assert {"kind", "metric", "x", "y", "facet", "control"} <= documented
+    for i, entry in enumerate(examples("figures")):
+        assert set(entry) <= documented, (entry, documented)
+        paths = plots.make_figures(figure_scores(entry), [entry], outdir=tmp_path / str(i))
+        assert [p.suffix for p in paths] == [".png", ".svg"]
+        assert all(p.stat().st_size > 5000 for p in paths), entry
+
+
+# --------------------------------------------------------------- config reference
+def reference():
+    text = section(USAGE_PAGE.read_text(), "## Configuration reference")
+    blocks = yaml_blocks(text)
+    assert len(blocks) == 1
+    return text, yaml.safe_load(blocks[0])
+
+
+def resolve(node):
+    while "$ref" in node:
+        node = schema()["$defs"][node["$ref"].rsplit("/", 1)[1]]
+    return node
+
+
+def check_defaults(node, doc, where, text, problems):
+    """Every property of ``node`` with a default is in ``doc`` with that value (an empty
+    container default may be shown filled); one without a default is at least named."""
+    node = resolve(node)
+    for key, sub in node.get("properties", {}).items():
+        sub = resolve(sub)
+        if key not in doc:
+            if "default" in sub:
+                problems.append(f"{where}{key}: missing (default {sub['default']!r})")
+            elif not re.search(rf"\b{re.escape(key)}:", text):
+                problems.append(f"{where}{key}: not documented")
+            continue
+        if "default" in sub and sub["default"] not in ({}, []) and doc[key] != sub["default"]:
+            problems.append(f"{where}{key}: {doc[key]!r} but the schema's default is "
+                            f"{sub['default']!r}")
+        if isinstance(doc[key], dict):
+            check_defaults(sub, doc[key], f"{where}{key}.", text, problems)
+    extra = node.get("additionalProperties")
+    if isinstance(extra, dict) and ("properties" in resolve(extra)):
+        for name, value in doc.items():
+            if isinstance(value, dict) and name not in node.get("properties", {}):
+                check_defaults(extra, value, f"{where}{name}.", text, problems)
+
+
+def test_config_reference_is_valid_and_gives_every_default():
+    text, doc = reference()
+    assert with_defaults(doc, where="docs/usage.md") == doc   # valid, nothing left to fill
+    problems = []
+    check_defaults(schema(), doc, "", text, problems)
+    assert not problems, "\n".join(problems)
