@@ -2,7 +2,7 @@
 its instances (an attention-free pooling), then an L2 logistic regression on those vectors.
 
 Named in a config as ``pooling:MeanMaxPooling`` with ``code: [examples/own_method]``; see
-examples/own_method/config.yaml and the README section "Your own method".
+examples/own_method/config.yaml and docs/usage.md, "Your own method, in three steps".
 """
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin

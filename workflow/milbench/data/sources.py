@@ -434,7 +434,7 @@ def read_arff(path, positive=None):
 
 
 def read_any(fmt, path, names=None, positive=None, mixed_labels="error"):
-    """Load a dataset of a given format (user datasets; the formats are laid out in the README).
+    """Load a dataset of a given format (user datasets; the formats are laid out in docs/usage.md, "Your own data").
     ``positive`` declares the positive class value (arff); ``mixed_labels="max"`` accepts bags
     whose instance rows carry both labels (csv, uci-musk, c45)."""
     from milbench.data.store import StoreError, read_bags

@@ -27,7 +27,7 @@ that this page is current). For each config name: the class, every parameter wit
 and the values it accepts (checked when the workflow is parsed), then the class docstring: the
 paper and equation it implements, its choices and where it departs from the paper. A config
 entry `{name: <config name>, <parameter>: <value>, tune: {<parameter>: [...]}}` uses them;
-your own estimator is named `module:Class` instead (README, "Your own method").
+your own estimator is named `module:Class` instead (docs/usage.md, "Your own method, in three steps").
 """
 
 

@@ -20,7 +20,7 @@ Algorithm 1 of the paper, one iteration:
 Stop when the relative decrease of F over one iteration is below ``tol`` or after ``max_iter``
 iterations.  Every block step is a descent step for F, so the recorded objective is monotone.
 
-Stopping and line search (both off by default, their measured effect is in the README):
+Stopping and line search (both off by default, their measured effect is in docs/performance.md):
 
 * ``stop="total"`` tests the relative decrease of F itself.  On the manifold
   C2/2‖A − H‖² + C1‖H‖₁ with H = soft(A, C1/C2) equals C2·Σ huber_{C1/C2}(A_ij), whose minimum
