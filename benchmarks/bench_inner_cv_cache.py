@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from milbench.data.sources import load_dataset
-from milbench.experiment.pipeline import build_estimator, caches_selector_fits
+from milbench.experiment.fold import build_estimator, caches_selector_fits
 from milbench.selectors.midr import FIT_CACHE, MIDR, fits_not_reused
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import inspect
 
+from sklearn.utils._param_validation import StrOptions
+
 from milbench.registry import CLASSIFIERS, SELECTORS, resolve
+from milbench.selectors.stage_store import STORE_PARAM
 
 HEADER = """# Method reference
 
@@ -24,8 +27,6 @@ your own estimator is named `module:Class` instead (README, "Your own method").
 
 def _allowed(constraints):
     """Readable, deterministic text of scikit-learn parameter constraints."""
-    from sklearn.utils._param_validation import StrOptions
-
     out = []
     for c in constraints:
         if c is None:
@@ -48,7 +49,8 @@ def method_reference():
             Est = resolve(kind, name)
             constraints = getattr(Est, "_parameter_constraints", {})
             module_doc = (inspect.getdoc(inspect.getmodule(Est)) or "").split("\n\n")[0]
-            params = Est().get_params(deep=False)
+            # the fold-stage store is set by the runner, never by a config
+            params = {k: v for k, v in Est().get_params(deep=False).items() if k != STORE_PARAM}
             lines += [f"### `{name}`", "", f"{kind}, `{path}`: {' '.join(module_doc.split())}", ""]
             lines += ["| parameter | default | accepts |", "|---|---|---|"] if params else \
                 ["No parameters."]

@@ -47,7 +47,7 @@ from __future__ import annotations
 import numpy as np
 
 from milbench.base import n_from_fraction
-from milbench.experiment import stages
+from milbench.selectors.stage_store import StageRule, StageStore
 from milbench.selectors.view_baselines import ViewSelector, minmax_scale
 
 _LAMBDA_FLOOR = 1e-12
@@ -143,12 +143,19 @@ class CVFS(ViewSelector):
     none; the pipeline sets it).
     """
 
-    def __init__(self, m=200, r=-1.0, max_iter=50, view=None, views=None):
+    _stage_rule = StageRule(downstream=("m", "r", "max_iter", "view"), views=True)
+
+    _parameter_constraints = {
+        "stages": [StageStore, None],
+    }
+
+    def __init__(self, m=200, r=-1.0, max_iter=50, view=None, views=None, stages=None):
         self.m = m
         self.r = r
         self.max_iter = max_iter
         self.view = view
         self.views = views
+        self.stages = stages
 
     def _stage_state(self, bags, y, ranges=None):
         """Fold stage (milbench.experiment.stages): φ(s) of every view (default: all views), computed per
@@ -169,7 +176,7 @@ class CVFS(ViewSelector):
         allowed = self._restricted_views()
         names = [self.view_names_[k] for k in allowed]
         ranges = [self.view_ranges_[k] for k in allowed]
-        state = stages.lookup(self, bags, y)
+        state = None if self.stages is None else self.stages.lookup(self, bags, y)
         if state is None:
             state = self._stage_state(bags, y, ranges)
         phi = np.zeros(self.n_features_in_)

@@ -79,8 +79,8 @@ from sklearn.utils._param_validation import Interval
 
 from milbench.base import COUNT, PROBABILITY, FeatureSubsetTransformer, options, validate_params
 from milbench.data.bags import stack
-from milbench.experiment import stages
 from milbench.selectors.relieff import ReliefFMI
+from milbench.selectors.stage_store import StageRule, StageStore
 
 COMBINE = ("majority", "best", "per-seed")
 FITNESS = ("cv", "train")
@@ -355,6 +355,9 @@ class HyDRMI(FeatureSubsetTransformer):
     instance_metric and the derived sampling seed); everything else is downstream.
     """
 
+    _stage_rule = StageRule(keep=("metric", "k", "m", "instance_metric", "random_state"),
+                            random=True)
+
     _parameter_constraints = {
         "population_size": [Interval(Integral, 2, None, closed="left")],
         "n_generations": COUNT,
@@ -367,6 +370,7 @@ class HyDRMI(FeatureSubsetTransformer):
         "fast_fitness": ["boolean"],
         "warm_start": ["boolean"],
         "warm_restarts": [Interval(Integral, 0, None, closed="left")],
+        "stages": [StageStore, None],
     }
 
     def __init__(self, classifier=None, metric="adapted", k=80, m=180, percent=0.5,
@@ -374,7 +378,7 @@ class HyDRMI(FeatureSubsetTransformer):
                  crossover_rate=0.9, mutation_rate=0.3, locus_mutation_rate=None,
                  tournament_size=2, inner_cv=3, fitness="cv", n_seeds=5, combine="best",
                  fast_fitness=True, warm_start=False, warm_restarts=2, n_jobs=None,
-                 random_state=None):
+                 random_state=None, stages=None):
         self.classifier = classifier
         self.metric = metric
         self.k = k
@@ -396,6 +400,7 @@ class HyDRMI(FeatureSubsetTransformer):
         self.warm_restarts = warm_restarts
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.stages = stages
 
     def _make_classifier(self, seed):
         spec = {"name": "milr"} if self.classifier is None else self.classifier
@@ -434,7 +439,8 @@ class HyDRMI(FeatureSubsetTransformer):
         seeds = self._seeds()
         clf = self._make_classifier(int(seeds[0]))
         self.relieff_ = self._relieff(int(seeds[1]))
-        state = stages.lookup(self, bags, y)          # a fold stage of the ReliefF-MI step
+        # a fold stage of the ReliefF-MI step
+        state = None if self.stages is None else self.stages.lookup(self, bags, y)
         if state is None:
             self.relieff_.fit(bags, y)
         else:

@@ -12,7 +12,12 @@ import numpy as np
 
 from milbench.base import MILTransformer
 from milbench.data.bags import stack
-from milbench.experiment import stages
+from milbench.selectors.stage_store import (
+    StageRule,
+    StageStore,
+    pack_attributes,
+    unpack_attributes,
+)
 
 
 class BagLDA(MILTransformer):
@@ -22,10 +27,17 @@ class BagLDA(MILTransformer):
     (``solver``, ``shrinkage``, ``tol``); ``n_components`` is always 1 for binary bags.
     """
 
-    def __init__(self, solver="svd", shrinkage=None, tol=1e-4):
+    _stage_rule = StageRule()
+
+    _parameter_constraints = {
+        "stages": [StageStore, None],
+    }
+
+    def __init__(self, solver="svd", shrinkage=None, tol=1e-4, stages=None):
         self.solver = solver
         self.shrinkage = shrinkage
         self.tol = tol
+        self.stages = stages
 
     def _stage_state(self, bags, y01):
         """Fold stage (milbench.experiment.stages): the fitted discriminant's attributes."""
@@ -35,7 +47,7 @@ class BagLDA(MILTransformer):
         with warnings.catch_warnings():  # constant columns (87 in the Corel sets) are expected
             warnings.filterwarnings("ignore", message="Variables are collinear")
             lda.fit(X, yi)
-        return stages.pack_attributes(lda, "lda.")
+        return pack_attributes(lda, "lda.")
 
     def _make_lda(self):
         from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
@@ -43,10 +55,10 @@ class BagLDA(MILTransformer):
                                           tol=self.tol, n_components=1)
 
     def _fit(self, bags, y01):
-        state = stages.lookup(self, bags, y01)
+        state = None if self.stages is None else self.stages.lookup(self, bags, y01)
         if state is None:
             state = self._stage_state(bags, y01)
-        self.lda_ = stages.unpack_attributes(self._make_lda(), state, "lda.")
+        self.lda_ = unpack_attributes(self._make_lda(), state, "lda.")
         self.n_components_ = 1
         self.diagnostics_ = {"n_components": 1}
 

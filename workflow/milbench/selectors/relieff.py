@@ -62,7 +62,7 @@ from milbench.base import (
     options,
 )
 from milbench.data.bags import stack
-from milbench.experiment import stages
+from milbench.selectors.stage_store import StageRule, StageStore
 
 METRICS = ("max", "min", "avg", "adapted")
 INSTANCE_METRICS = ("manhattan", "euclidean")
@@ -333,15 +333,18 @@ class ReliefFMI(FeatureSubsetTransformer):
     Fold stage (milbench.experiment.stages): W and the sampling diagnostics; ``percent`` is downstream.
     """
 
+    _stage_rule = StageRule(downstream=("percent",), random=True)
+
     _parameter_constraints = {
         "metric": options(METRICS),
         "k": COUNT,
         "m": COUNT,
         "percent": [*FRACTION_OR_COUNT, None],
+        "stages": [StageStore, None],
     }
 
     def __init__(self, metric="adapted", k=80, m=180, percent=0.5, instance_metric="manhattan",
-                 random_state=None, block_size=2 ** 21):
+                 random_state=None, block_size=2 ** 21, stages=None):
         self.metric = metric
         self.k = k
         self.m = m
@@ -349,12 +352,13 @@ class ReliefFMI(FeatureSubsetTransformer):
         self.instance_metric = instance_metric
         self.random_state = random_state
         self.block_size = block_size
+        self.stages = stages
 
     def _fit(self, bags, y):
         if self.instance_metric not in INSTANCE_METRICS:
             raise ValueError(f"instance_metric must be one of {INSTANCE_METRICS}, "
                              f"got {self.instance_metric!r}")
-        state = stages.lookup(self, bags, y)
+        state = None if self.stages is None else self.stages.lookup(self, bags, y)
         self._fit_stage_state(self._stage_state(bags, y) if state is None else state)
 
     # fold stage (milbench.experiment.stages): W and the sampling diagnostics do not depend on percent

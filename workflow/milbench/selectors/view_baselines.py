@@ -41,7 +41,7 @@ import numpy as np
 
 from milbench.base import FeatureSubsetTransformer, n_from_fraction
 from milbench.data.bags import Bags, check_bags, resolve_views
-from milbench.experiment import stages
+from milbench.selectors.stage_store import StageRule, StageStore
 
 STRATEGIES = ("I", "II", "III")
 
@@ -238,6 +238,12 @@ def pairwise_bag_reliability(bags, y, buffer_elems=1 << 22):
 class _ScoreViewSelector(ViewSelector):
     """Rank features by ``self._scores(bags, y)`` and allocate ``m`` by ``strategy``."""
 
+    _stage_rule = StageRule(downstream=("m", "strategy", "view", "views"))
+
+    _parameter_constraints = {
+        "stages": [StageStore, None],
+    }
+
     def _allocate(self, scores):
         if self.strategy not in STRATEGIES:
             raise ValueError(f"strategy must be one of {STRATEGIES}, got {self.strategy!r}")
@@ -262,7 +268,7 @@ class _ScoreViewSelector(ViewSelector):
         return {"scores": np.asarray(self._scores(bags, y), float)}
 
     def _fit(self, bags, y):
-        state = stages.lookup(self, bags, y)
+        state = None if self.stages is None else self.stages.lookup(self, bags, y)
         self.scores_ = (self._stage_state(bags, y) if state is None else state)["scores"]
         self.support_ = self._allocate(self.scores_)
         self.diagnostics_ = {f"n_selected_{n}": 0 for n in self.view_names_}
@@ -274,12 +280,14 @@ class _ScoreViewSelector(ViewSelector):
 class BagInfoGain(_ScoreViewSelector):
     """[big] bag-level information gain (module docstring), strategy I | II | III."""
 
-    def __init__(self, m=200, strategy="I", bag_statistic="max", view=None, views=None):
+    def __init__(self, m=200, strategy="I", bag_statistic="max", view=None, views=None,
+                 stages=None):
         self.m = m
         self.strategy = strategy
         self.bag_statistic = bag_statistic
         self.view = view
         self.views = views
+        self.stages = stages
 
     def _scores(self, bags, y):
         return bag_information_gain(bags, y, self.bag_statistic)
@@ -288,11 +296,12 @@ class BagInfoGain(_ScoreViewSelector):
 class InstanceInfoGain(_ScoreViewSelector):
     """[iig] instance-level information gain (instances inherit bag labels)."""
 
-    def __init__(self, m=200, strategy="I", view=None, views=None):
+    def __init__(self, m=200, strategy="I", view=None, views=None, stages=None):
         self.m = m
         self.strategy = strategy
         self.view = view
         self.views = views
+        self.stages = stages
 
     def _scores(self, bags, y):
         return instance_information_gain(bags, y)
@@ -301,11 +310,12 @@ class InstanceInfoGain(_ScoreViewSelector):
 class PairwiseBagReliability(_ScoreViewSelector):
     """[fs] pairwise bag-reliability score (module docstring)."""
 
-    def __init__(self, m=200, strategy="I", view=None, views=None):
+    def __init__(self, m=200, strategy="I", view=None, views=None, stages=None):
         self.m = m
         self.strategy = strategy
         self.view = view
         self.views = views
+        self.stages = stages
 
     def _scores(self, bags, y):
         return pairwise_bag_reliability(bags, y)
