@@ -16,7 +16,7 @@ from milbench.data.bags import Bags
 from milbench.data.sources import SourceError, read_any
 from milbench.data.store import write_bags
 from milbench.experiment.config import load_config
-from milbench.experiment.pipeline import check_method, expand_methods
+from milbench.experiment.grid import check_method, expand_methods
 from milbench.registry import CLASSIFIERS, SELECTORS, make
 
 from conftest import REPO, toy_bags

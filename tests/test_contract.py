@@ -5,7 +5,7 @@ import pytest
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils._param_validation import make_constraint
 
-from milbench.experiment.pipeline import check_method
+from milbench.experiment.grid import check_method
 from milbench.preprocessing import BagScaler
 from milbench.registry import CLASSIFIERS, SELECTORS, make, resolve
 from milbench.testing import CHECKS, check_mil_estimator

@@ -80,7 +80,8 @@ def test_configs_validate_against_schema(path):
 def test_every_configured_method_builds(path):
     """Every selector / classifier entry names a registry method with valid parameters."""
     from milbench.experiment.config import load_config
-    from milbench.experiment.pipeline import build_estimator, expand_methods
+    from milbench.experiment.fold import build_estimator
+    from milbench.experiment.grid import expand_methods
     for exp, cfg in load_config(path)["experiments"].items():
         for m in expand_methods(cfg):
             build_estimator(cfg["scale"], m["selector"], m["classifier"])

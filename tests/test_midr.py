@@ -10,7 +10,8 @@ from sklearn.metrics import roc_auc_score
 
 from milbench.data.bags import Bags, stack
 from milbench.data.folds import make_folds
-from milbench.experiment.pipeline import aggregate, build_estimator, caches_selector_fits, run_fold
+from milbench.experiment.fold import build_estimator, caches_selector_fits, run_fold
+from milbench.experiment.scoring import aggregate
 from milbench.report.plots import make_figures
 from milbench.selectors.lda import BagLDA
 from milbench.selectors.midr import (

@@ -539,7 +539,7 @@ def graph_data(n=36, seed=9, d=3):
 def test_shared_setup_gives_the_identical_model(transductive):
     """The per-fold setup (design, graph, degrees, mean linearisation, first cut) built once
     and shared by a C x μ grid gives bit-identical models to building it per fit."""
-    from milbench.experiment.pipeline import Unlabeled
+    from milbench.experiment.fold import Unlabeled
 
     B, y = graph_data()
     tr = np.arange(0, 36, 3) % 36

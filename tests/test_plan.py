@@ -15,7 +15,7 @@ from test_workflow_e2e import SNAKEMAKE
 from milbench.data.folds import fold_keys
 from milbench.experiment import plan as P
 from milbench.experiment.config import with_defaults
-from milbench.experiment.pipeline import expand_methods
+from milbench.experiment.grid import expand_methods
 from milbench.testing import toy_bags
 
 from conftest import tiny_config

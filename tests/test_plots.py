@@ -1,6 +1,4 @@
 """Figures: every kind renders a valid PNG and SVG with the expected series."""
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -235,13 +233,6 @@ def test_cd_with_too_few_blocks_draws_explanation(tmp_path):
     sc = synthetic_scores(6, datasets=("musk1",))
     paths = P.make_figures(sc, [{"kind": "cd"}], tmp_path)
     _valid(paths)
-
-
-def test_importing_plots_does_not_import_matplotlib():
-    code = "import sys, milbench.report.plots; print('matplotlib' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
-    assert out.stdout.strip() == "False"
 
 
 def test_cd_labels_drop_tune_grids_and_a_constant_none_selector():

@@ -10,7 +10,7 @@ from test_workflow_e2e import planned, smk
 
 from milbench.data.sources import read_any
 from milbench.experiment.config import with_defaults
-from milbench.experiment.pipeline import expand_methods
+from milbench.experiment.grid import expand_methods
 
 from conftest import REPO
 

@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from milbench.report.reproduction import (
+from milbench.report.reproduction import reproduction_table
+from milbench.report.targets import (
     EXPERIMENTS,
     TARGETS_DIR,
     TOLERANCE,
     TargetError,
     load_targets,
-    reproduction_table,
     targets,
 )
 

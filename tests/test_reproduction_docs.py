@@ -7,15 +7,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from milbench.report.reproduction import (
-    TARGETS_DIR,
-    TargetError,
-    load_gaps,
-    main,
-    reproduction_table,
-)
+from milbench.report.reproduction import main, reproduction_table
 from milbench.report.reproduction_archive import ARCHIVE_DIR, ArchiveError, archive, load_archive
 from milbench.report.reproduction_docs import COMMAND, DOCS_DIR, pages
+from milbench.report.targets import TARGETS_DIR, TargetError, load_gaps
 
 from conftest import REPO
 

@@ -7,9 +7,9 @@ import pytest
 
 from milbench.data.folds import make_folds
 from milbench.data.sources import load_builtin
-from milbench.experiment.config import experiment_defaults
-from milbench.experiment.pipeline import expand_methods
-from milbench.experiment.runner import CellError, experiment_settings, parse_cell, run_method
+from milbench.experiment.config import experiment_defaults, experiment_settings
+from milbench.experiment.grid import expand_methods
+from milbench.experiment.runner import CellError, parse_cell, run_method
 
 TIMING = ["fit_seconds", "fit_cpu_seconds", "predict_seconds"]
 EXP = experiment_defaults({"datasets": ["musk1"],
@@ -104,7 +104,7 @@ def test_hydr_per_seed_rows_and_summary(musk1):
     """HyDR-MI combine="per-seed" (hydr-mi §4: five runs, results averaged): one row per seed
     and cell with a `seed` column; the best seed's row equals the combine="best" row (same GA
     runs); summarise averages over the seeds and folds."""
-    from milbench.experiment.pipeline import summarise
+    from milbench.experiment.scoring import summarise
 
     hydr = {"name": "hydr-mi", "classifier": "@classifier", "percent": 0.1, "population_size": 6,
             "n_generations": 2, "n_seeds": 3, "inner_cv": 2}

@@ -1,7 +1,8 @@
-"""Fold stages (milbench.experiment.stages): a selector fit served from a precomputed, classifier-independent
-state is identical to a normal fit for every downstream value; stage specs keep exactly the
-stage parameters; a state is never applied to other data or other stage parameters; Parquet
-round trip is exact; the stage survives clone inside GridSearchCV."""
+"""Fold stages (milbench.experiment.stages, milbench.selectors.stage_store): a selector fit served
+from a precomputed, classifier-independent state is identical to a normal fit for every
+downstream value; stage specs keep exactly the stage parameters; a state is never applied to
+other data or other stage parameters; Parquet round trip is exact; the store survives clone
+inside GridSearchCV."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -20,8 +21,9 @@ from milbench.classifiers.simple import MISimple
 from milbench.data.bags import Bags
 from milbench.experiment import stages
 from milbench.preprocessing import BagScaler
-from milbench.registry import make
+from milbench.registry import SELECTORS, make
 from milbench.selectors.relieff import ReliefFMI
+from milbench.selectors.stage_store import STORE_PARAM, StageStore
 
 SEED = 7
 
@@ -53,6 +55,17 @@ def assert_identical(a, b, path="fit"):
         assert_identical(vars(a), vars(b), path)
     else:
         assert type(a) is type(b) and (a == b or (a != a and b != b)), (path, a, b)
+
+
+def fitted(est):
+    """An estimator's attributes without its stage store (a parameter that is no result)."""
+    return {k: v for k, v in vars(est).items() if k != STORE_PARAM}
+
+
+def served(est, *states):
+    """``est`` reading its stage from a new store of ``states``: (est, store)."""
+    store = StageStore(states)
+    return est.set_params(**{STORE_PARAM: store}), store
 
 
 def single_view():
@@ -105,7 +118,9 @@ def test_stage_spec_drops_exactly_downstream_params_and_fills_defaults():
     for name in ("none", "midr"):
         assert stages.stage_spec({"name": name}) is None
     # every parameter is either a stage parameter or downstream, never both
-    for name in stages.RULES:
+    staged = [n for n in SELECTORS if stages.stage_params(n) is not None]
+    assert staged == ["pca", "lda", "relieff-mi", "hydr-mi", "cvfs", "big", "iig", "fs"]
+    for name in staged:
         keep, down = set(stages.stage_params(name)), set(stages.downstream_params(name))
         assert not keep & down and keep | down == set(make("selector", {"name": name})
                                                       .get_params(deep=False))
@@ -148,12 +163,12 @@ def test_served_fit_identical_to_normal_fit(name, base, downstream, data):
     for down in downstream:
         sel = configured({"name": name, **base, **down}, views)
         normal = clone(sel).fit(X, X.labels)
-        with stages.provided(state) as p:
-            served = clone(sel).fit(X, X.labels)
+        got, p = served(clone(sel), state)
+        got.fit(X, X.labels)
         assert p.hits == 1, down
-        assert_identical(vars(normal), vars(served), f"{name}{down}")
-        assert_identical(normal.transform(X), served.transform(X))
-        assert_identical(normal.transform(X.as_list()), served.transform(X.as_list()))
+        assert_identical(fitted(normal), fitted(got), f"{name}{down}")
+        assert_identical(normal.transform(X), got.transform(X))
+        assert_identical(normal.transform(X.as_list()), got.transform(X.as_list()))
 
 
 def test_pca_stage_equals_a_k_component_fit_sign_included():
@@ -162,9 +177,8 @@ def test_pca_stage_equals_a_k_component_fit_sign_included():
     Xs = X.instances.astype(float)
     state = stages.fit_stage(X, X.labels, {"name": "pca"})
     for dims in (1, 0.1, 0.5, 1.0):
-        with stages.provided(state) as p:
-            sel = make("selector", {"name": "pca", "dims": dims, "random_state": 3})
-            sel.fit(X, X.labels)
+        sel, p = served(make("selector", {"name": "pca", "dims": dims, "random_state": 3}), state)
+        sel.fit(X, X.labels)
         assert p.hits == 1
         ref = PCA(sel.n_components_, svd_solver="full", random_state=3).fit(Xs)
         assert_identical(vars(sel.pca_), vars(ref))
@@ -179,8 +193,8 @@ def test_lda_stage_equals_a_direct_sklearn_fit():
     Xs, yi = X.instances.astype(float), np.repeat(X.labels, X.sizes)
     for params in ({"solver": "svd"}, {"solver": "eigen", "shrinkage": "auto"}):
         state = stages.fit_stage(X, X.labels, {"name": "lda", **params})
-        with stages.provided(state) as p:
-            sel = make("selector", {"name": "lda", **params}).fit(X, X.labels)
+        sel, p = served(make("selector", {"name": "lda", **params}), state)
+        sel.fit(X, X.labels)
         assert p.hits == 1
         ref = LinearDiscriminantAnalysis(n_components=1, **params).fit(Xs, yi)
         assert_identical(vars(sel.lda_), vars(ref))
@@ -196,15 +210,15 @@ def test_hydr_with_relieff_stage_same_support():
     for percent in (0.3, 0.6):
         sel = configured({**spec, "percent": percent}, None)
         normal = clone(sel).fit(X, X.labels)
-        with stages.provided(state) as p:
-            served = clone(sel).fit(X, X.labels)
+        got, p = served(clone(sel), state)
+        got.fit(X, X.labels)
         assert p.hits == 1
-        np.testing.assert_array_equal(normal.support_, served.support_)
-        assert_identical(vars(normal), vars(served))
+        np.testing.assert_array_equal(normal.support_, got.support_)
+        assert_identical(fitted(normal), fitted(got))
     # a ReliefF-MI stage of the same seed is not a HyDR-MI stage (different key)
     other = stages.fit_stage(X, X.labels, {"name": "relieff-mi", "m": 12}, random_state=SEED)
-    with stages.provided(other) as p:
-        clone(sel).fit(X, X.labels)
+    got, p = served(clone(sel), other)
+    got.fit(X, X.labels)
     assert p.hits == 0
 
 
@@ -221,26 +235,28 @@ def test_state_for_other_data_or_params_is_not_used():
     y_flip = X.labels.copy()
     y_flip[[0, 1]] = y_flip[[1, 0]]                               # same class counts
     for data, y in ((X_value, X.labels), (X, y_flip)):
-        with stages.provided(state) as p:
-            got = clone(sel).fit(data, y)
+        got, p = served(clone(sel), state)
+        got.fit(data, y)
         assert p.hits == 0
-        assert_identical(vars(got), vars(clone(sel).fit(data, y)))
+        assert_identical(fitted(got), fitted(clone(sel).fit(data, y)))
     # other stage parameters / random state / a subclass: computed fresh
     for other in (ReliefFMI(m=12, k=5, random_state=SEED), ReliefFMI(m=12, random_state=SEED + 1),
                   ReliefFMI(m=12, metric="min", random_state=SEED), ReliefFMI(m=12),
                   ReliefFMI(m=12, random_state=np.random.RandomState(SEED)),
                   type("Sub", (ReliefFMI,), {})(m=12, random_state=SEED)):
-        with stages.provided(state) as p:
-            other.fit(X, X.labels)
+        other, p = served(other, state)
+        other.fit(X, X.labels)
         assert p.hits == 0, other
     # the same data as a list of arrays (not Bags) is the same data
-    with stages.provided(state) as p:
-        clone(sel).fit(X.as_list(), X.labels)
+    got, p = served(clone(sel), state)
+    got.fit(X.as_list(), X.labels)
     assert p.hits == 1
+    p.require_use()
     # unscaled data: the stage is unused, and require_use says so
+    got, p = served(clone(sel), state)
+    got.fit(B, B.labels)
     with pytest.raises(RuntimeError, match="served no fit"):
-        with stages.provided(state, require_use=True):
-            clone(sel).fit(B, B.labels)
+        p.require_use()
 
 
 def test_cvfs_state_keyed_by_view_partition():
@@ -249,12 +265,11 @@ def test_cvfs_state_keyed_by_view_partition():
     state = stages.fit_stage(X, X.labels, {"name": "cvfs"}, views=views)
     flat = X.as_list()
     for partition, hits in (([10, 12], 1), ([12, 10], 0), ([22], 0)):
-        with stages.provided(state) as p:
-            got = make("selector", {"name": "cvfs", "m": 4, "views": partition})
-            got.fit(flat, X.labels)
+        got, p = served(make("selector", {"name": "cvfs", "m": 4, "views": partition}), state)
+        got.fit(flat, X.labels)
         assert p.hits == hits, partition
         ref = make("selector", {"name": "cvfs", "m": 4, "views": partition}).fit(flat, X.labels)
-        assert_identical(vars(got), vars(ref))
+        assert_identical(fitted(got), fitted(ref))
 
 
 def test_fit_stage_refuses_what_it_cannot_key():
@@ -281,12 +296,40 @@ def test_stage_serves_the_gridsearch_refit_only():
     ref = clone(gs).fit(B, B.labels)
     state = stages.fit_stage(stages.scale_bags(B, "minmax"), B.labels,
                              {"name": "relieff-mi", "m": 12}, random_state=SEED)
-    with stages.provided(state) as p:
-        got = clone(gs).fit(B, B.labels)
-    assert p.hits == 1                       # the refit on all training bags; inner folds fresh
+    store = StageStore([state])
+    got = clone(gs).set_params(**{f"estimator__select__{STORE_PARAM}": store}).fit(B, B.labels)
+    assert store.hits == 1                   # the refit on all training bags; inner folds fresh
+    assert got.best_estimator_["select"].stages is store      # clone shares the store
     assert got.best_params_ == ref.best_params_
-    assert_identical(vars(got.best_estimator_["select"]), vars(ref.best_estimator_["select"]))
+    assert_identical(fitted(got.best_estimator_["select"]), fitted(ref.best_estimator_["select"]))
     np.testing.assert_array_equal(got.decision_function(B), ref.decision_function(B))
+
+
+def test_store_is_a_parameter_that_changes_no_key_id_or_cache_hash():
+    import pickle
+
+    import joblib
+
+    from milbench.experiment.grid import check_method
+    from milbench.report.reference import method_reference
+
+    B, _ = single_view()
+    X = scaled(B)
+    state = stages.fit_stage(X, X.labels, {"name": "relieff-mi", "m": 12}, random_state=SEED)
+    sel, store = served(ReliefFMI(m=12, random_state=SEED), state)
+    assert StageStore().lookup(sel, X, X.labels) is None             # an empty store
+    before = joblib.hash(sel)
+    assert joblib.hash(clone(sel).set_params(stages=None)) != before   # hashed as a store
+    sel.fit(X, X.labels)
+    assert store.hits == 1 and joblib.hash(clone(sel)) == before     # hits change no hash
+    assert len(pickle.loads(pickle.dumps(store))) == 0               # pickled empty
+    assert clone(sel).stages is store and len(store) == 1
+    # no stage spec, stage id or method reference lists it; a config cannot set it
+    assert STORE_PARAM not in stages.stage_spec({"name": "relieff-mi"})
+    assert STORE_PARAM in stages.downstream_params("relieff-mi")
+    assert f"`{STORE_PARAM}`" not in method_reference()
+    with pytest.raises(ValueError, match=STORE_PARAM):
+        check_method({"name": "relieff-mi", STORE_PARAM: "x"}, {"name": "mi-simple"})
 
 
 # ------------------------------------------------------------------ Parquet
@@ -313,7 +356,7 @@ def test_parquet_round_trip_exact(tmp_path):
         train = scaled(B.subset(folds[1][0]))
         extra = {"percent": 0.2, "random_state": SEED + 1} if spec["name"] == "relieff-mi" else {}
         sel = configured({**spec, **extra}, views)
-        with stages.provided(back) as p:
-            served = clone(sel).fit(train, train.labels)
+        got, p = served(clone(sel), back)
+        got.fit(train, train.labels)
         assert p.hits == 1
-        assert_identical(vars(served), vars(clone(sel).fit(train, train.labels)))
+        assert_identical(fitted(got), fitted(clone(sel).fit(train, train.labels)))

@@ -14,7 +14,7 @@ from scipy import stats as sps
 from statsmodels.stats.multitest import multipletests
 
 from milbench.report import stats as S
-from milbench.report.reproduction import targets
+from milbench.report.targets import targets
 from milbench.testing import synthetic_scores
 
 matplotlib.use("Agg")

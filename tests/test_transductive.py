@@ -8,7 +8,7 @@ from sklearn.model_selection import GridSearchCV
 
 from milbench.data.bags import Bags
 from milbench.data.folds import make_folds
-from milbench.experiment.pipeline import Unlabeled, build_estimator, run_fold
+from milbench.experiment.fold import Unlabeled, build_estimator, run_fold
 
 from conftest import toy_bags
 

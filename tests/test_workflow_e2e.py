@@ -86,9 +86,10 @@ def test_method_jobs_equal_the_per_fold_design(finished_run):
     """Every row a method job wrote (its cells run together in one process, over 2 threads)
     equals the same cell run alone through run_fold, on every column except the timings."""
     from milbench.data.store import read_bags
-    from milbench.experiment.config import experiment_defaults
-    from milbench.experiment.pipeline import aggregate, expand_methods
-    from milbench.experiment.runner import experiment_settings, run_cell
+    from milbench.experiment.config import experiment_defaults, experiment_settings
+    from milbench.experiment.grid import expand_methods
+    from milbench.experiment.runner import run_cell
+    from milbench.experiment.scoring import aggregate
 
     wd, exp = finished_run, experiment_defaults(e2e_config()["experiments"]["tiny"])
     bags = read_bags(wd / "results/bags/musk1")

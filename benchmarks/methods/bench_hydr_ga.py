@@ -167,7 +167,7 @@ def outer_cv(name, data, n_folds, make_selector, make_clf):
     from sklearn.model_selection import StratifiedKFold
 
     from milbench.data.sources import load_dataset
-    from milbench.experiment.pipeline import MILPipeline
+    from milbench.experiment.fold import MILPipeline
     from milbench.preprocessing import BagScaler
 
     bags = load_dataset(name, data)

@@ -22,7 +22,7 @@ import tempfile
 import time
 
 from milbench.data.sources import load_dataset
-from milbench.experiment.pipeline import build_estimator, caches_selector_fits
+from milbench.experiment.fold import build_estimator, caches_selector_fits
 from milbench.selectors.midr import FIT_CACHE, MIDR, fits_not_reused
 
 SELECTOR = {"name": "midr", "dims": 0.3, "max_iter": 30,

@@ -35,7 +35,7 @@ from milbench.base import n_from_fraction
 from milbench.data.bags import stack
 from milbench.data.folds import make_folds, split
 from milbench.data.sources import load_dataset
-from milbench.experiment.pipeline import build_estimator, caches_selector_fits
+from milbench.experiment.fold import build_estimator, caches_selector_fits
 from milbench.selectors import midr as M
 from milbench.selectors.midr import (
     _ARMIJO_C,

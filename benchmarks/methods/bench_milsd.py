@@ -42,7 +42,7 @@ import numpy as np
 from milbench.chains import webkb as W
 from milbench.classifiers.lcmf import LCMF
 from milbench.classifiers.milsd import MILSD
-from milbench.experiment.pipeline import Unlabeled
+from milbench.experiment.fold import Unlabeled
 
 from _timing import best_of
 

@@ -94,7 +94,7 @@ def faculty_table(bags_dir, n_old):
     from milbench.classifiers.miordm import MIORDM
     from milbench.data.folds import make_folds, split
     from milbench.data.store import read_bags
-    from milbench.experiment.pipeline import build_estimator
+    from milbench.experiment.fold import build_estimator
     from milbench.preprocessing import BagScaler
     from milbench.utils.cache import CACHE
 
@@ -198,7 +198,7 @@ def cache_table(names, data, repeat):
     from milbench.classifiers.miordm import MIORDM
     from milbench.data.folds import make_folds, split
     from milbench.data.sources import load_dataset
-    from milbench.experiment.pipeline import build_estimator
+    from milbench.experiment.fold import build_estimator
     from milbench.preprocessing import BagScaler
     from milbench.utils.cache import CACHE, disabled
 

@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 
 from milbench.data.folds import fold_keys, make_folds  # noqa: E402
 from milbench.data.sources import load_dataset  # noqa: E402
-from milbench.experiment.pipeline import run_fold  # noqa: E402
+from milbench.experiment.fold import run_fold  # noqa: E402
 
 PAPER = {"musk1": .916, "musk2": .927, "elephant": .921, "fox": .694, "tiger": .946}
 

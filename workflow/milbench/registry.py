@@ -5,7 +5,9 @@ Values are 'module:Class' paths imported lazily, so importing milbench stays lig
 """
 from __future__ import annotations
 
+import sys
 from importlib import import_module
+from pathlib import Path
 
 SELECTORS = {
     "none": "milbench.selectors.identity:NoSelection",
@@ -48,8 +50,6 @@ CLASSIFIERS = {
 def add_code_dirs(dirs, root="."):
     """Put the directories a config lists under ``code:`` (relative to the working directory
     ``root``) first on sys.path: the users' own methods."""
-    import sys
-    from pathlib import Path
     for d in reversed([str((Path(root) / d).resolve()) for d in dirs or []]):
         if d not in sys.path:
             sys.path.insert(0, d)

@@ -9,15 +9,20 @@ from pathlib import Path
 # The library is importable without installation (scripts do the same via _paths.py).
 sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
-from milbench.experiment.codehash import code_hash, spec_modules
-from milbench.experiment.config import chain_settings
 from milbench.data.folds import check_protocol, fold_keys
-from milbench.experiment.pipeline import check_method, expand_methods
-from milbench.experiment.plan import job_mem_mb, job_runtime, job_threads
-from milbench.registry import add_code_dirs
-from milbench.experiment.runner import experiment_settings, method_settings
-from milbench.experiment.stages import shared_stages
 from milbench.data.sources import load_manifest
+from milbench.experiment.codehash import code_hash, spec_modules
+from milbench.experiment.config import (
+    chain_settings,
+    experiment_settings,
+    job_mem_mb,
+    job_runtime,
+    job_threads,
+    method_settings,
+)
+from milbench.experiment.grid import check_method, expand_methods
+from milbench.experiment.stages import shared_stages
+from milbench.registry import add_code_dirs
 
 add_code_dirs(config["code"])   # users' own methods, named 'module:Class'
 MANIFEST = load_manifest()
@@ -118,17 +123,18 @@ def n_cells(wildcards):
 
 def method_threads(wildcards):
     """A method job's threads: one per cell, at most ``threads.run``; Snakemake lowers it
-    further to --cores (milbench.experiment.plan.job_threads: `python -m milbench.experiment.plan` prints the same)."""
+    further to --cores (milbench.experiment.config.job_threads: `python -m milbench.experiment.plan` prints the same)."""
     return job_threads(n_cells(wildcards), THREADS["run"])
 
 
 def method_runtime(wildcards, threads):
     """SLURM time limit in minutes: the experiment's ``runtime`` (minutes per cell) times the
-    cells each thread runs one after another (milbench.experiment.plan.job_runtime)."""
+    cells each thread runs one after another (milbench.experiment.config.job_runtime)."""
     return job_runtime(EXPERIMENTS[wildcards.experiment]["runtime"], n_cells(wildcards), threads)
 
 
-CORE_MODULES = ("milbench.data.bags", "milbench.base", "milbench.experiment.pipeline",
+CORE_MODULES = ("milbench.data.bags", "milbench.base", "milbench.experiment.grid",
+                "milbench.experiment.fold", "milbench.experiment.scoring",
                 "milbench.preprocessing", "milbench.data.folds", "milbench.data.store",
                 "milbench.experiment.runner", "milbench.experiment.stages")
 

@@ -1,6 +1,6 @@
 import _paths  # noqa: F401 - puts workflow/ on sys.path
 
-from milbench.experiment.pipeline import aggregate, summarise
+from milbench.experiment.scoring import aggregate, summarise
 from milbench.utils.runlog import setup
 
 log = setup(snakemake)  # noqa: F821 - injected by Snakemake

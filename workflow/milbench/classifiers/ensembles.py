@@ -39,6 +39,7 @@ from sklearn.base import clone
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.validation import has_fit_parameter
 
+from milbench import registry
 from milbench.base import COUNT, SEED, MILClassifier, WeightedMILClassifier
 from milbench.classifiers.miboost import STOP_CODES
 from milbench.classifiers.wrapper import MIWrapper
@@ -53,7 +54,6 @@ def make_member(base, seed):
     if base is None:
         base = MIWrapper(estimator="tree")
     if isinstance(base, dict):
-        from milbench import registry  # the registry is the layer above the estimators
         if "name" not in base:
             raise ValueError(f"base config needs a 'name': {base!r}")
         est = registry.make("classifier", base)

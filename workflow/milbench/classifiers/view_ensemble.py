@@ -7,6 +7,7 @@ import numpy as np
 
 from milbench.base import VIEWS, MILClassifier, options, validate_params
 from milbench.data.bags import check_bags, resolve_views
+from milbench.registry import make
 
 
 class ViewEnsemble(MILClassifier):
@@ -48,7 +49,6 @@ class ViewEnsemble(MILClassifier):
         return super().fit(X, y)
 
     def _make_base(self):
-        from milbench.registry import make  # the registry is the layer above the estimators
         est = make("classifier", {"name": self.base, **(self.base_params or {})})
         if "random_state" in est.get_params() and self.random_state is not None:
             est.set_params(random_state=self.random_state)

@@ -9,10 +9,14 @@ float32, 17 for float64), so :func:`read_arff` returns the same bags (tested).
 """
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
 
 import numpy as np
+
+from milbench.data.sources import load_builtin, load_dataset
+from milbench.data.store import read_bags
 
 _PLAIN = re.compile(r"[A-Za-z0-9_.+\-]+")
 
@@ -70,8 +74,6 @@ def write_mi_arff(bags, path, relation=None, bag_id_values=None, class_values=("
 
 def main(argv=None):
     """Export a built-in data set or a bag store to multi-instance ARFF."""
-    import argparse
-
     ap = argparse.ArgumentParser(prog="python -m milbench.data.arff", description=main.__doc__)
     ap.add_argument("source", help="a built-in data set name (musk1, fox, ...) or a bag-store "
                                    "directory (results/bags/<dataset>)")
@@ -79,8 +81,6 @@ def main(argv=None):
     ap.add_argument("--data", help="directory laid out like the manifest's raw files (else the "
                                    "offline copy a PyPI dependency ships)")
     args = ap.parse_args(argv)
-    from milbench.data.sources import load_builtin, load_dataset
-    from milbench.data.store import read_bags
     if Path(args.source).is_dir():
         bags = read_bags(args.source)
         bags.meta.setdefault("dataset", Path(args.source).name)

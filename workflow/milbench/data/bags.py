@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from milbench.data.edges import subset_edges
+
 
 class BagError(ValueError):
     """Bad multi-instance input (empty bag, non-finite features, wrong label set...)."""
@@ -100,7 +102,6 @@ class Bags:
             if len(idx) else np.zeros(0, dtype=np.int64)
         edges = None
         if self.edges is not None:  # keep the graph among the kept bags / instances
-            from milbench.data.edges import subset_edges
             edges = subset_edges(self.edges, self.bag_ids[idx], rows)
         return replace(
             self,

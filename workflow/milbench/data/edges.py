@@ -9,6 +9,7 @@ chains that build them live in :mod:`milbench.chains`.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 EDGE_COLUMNS = ("src", "dst", "weight", "level")
 
@@ -36,7 +37,6 @@ def subset_edges(edges, kept_ids, rows):
     """
     if edges is None:
         return None
-    import pandas as pd
     kept = set(np.asarray(kept_ids).astype(str).tolist())
     bag = edges[edges["level"] == "bag"]
     bag = bag[bag["src"].astype(str).isin(kept) & bag["dst"].astype(str).isin(kept)]

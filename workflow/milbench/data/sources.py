@@ -18,8 +18,11 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+import yaml
 
 from milbench.data.bags import BagError, Bags
+from milbench.data.store import StoreError, read_bags
 from milbench.utils.hashing import sha256_file
 
 MANIFEST = Path(__file__).resolve().parents[3] / "resources" / "sources.yaml"
@@ -31,7 +34,6 @@ class SourceError(ValueError):
 
 
 def load_manifest(path=MANIFEST):
-    import yaml
     return yaml.safe_load(Path(path).read_text())
 
 
@@ -236,7 +238,6 @@ def _parse_float_rows(path, first_feature, n_tail, min_cols=3):
 def read_csv(path, mixed_labels="error"):
     """MIL CSV without header, one instance a row: label (0/1 or -1/1), bag id, features...
     (the `mil` package's layout). A bag's rows are contiguous and share its label."""
-    import pandas as pd
     try:
         df = pd.read_csv(path, header=None)
         with open(path, encoding="utf-8") as f:   # line numbers of the rows pandas kept
@@ -303,7 +304,9 @@ def read_c45(data_path, names_path=None, mixed_labels="error"):
 
 def read_mat(directory):
     """MATLAB copy: X (inst × d), Bag2 (1-based bag id per instance), BagI (bag labels)."""
+    # not at import: +13 ms on every workflow parse, which imports this module (load_manifest)
     from scipy.io import loadmat
+
     directory = Path(directory)
 
     def one(name):
@@ -437,8 +440,6 @@ def read_any(fmt, path, names=None, positive=None, mixed_labels="error"):
     """Load a dataset of a given format (user datasets; the formats are laid out in docs/usage.md, "Your own data").
     ``positive`` declares the positive class value (arff); ``mixed_labels="max"`` accepts bags
     whose instance rows carry both labels (csv, uci-musk, c45)."""
-    from milbench.data.store import StoreError, read_bags
-
     def parquet(p):
         try:
             return read_bags(p)

@@ -18,6 +18,8 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from milbench.data.bags import Bags
 
@@ -29,9 +31,6 @@ class StoreError(ValueError):
 
 
 def write_bags(bags: Bags, outdir, extra_meta=None):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     outdir = Path(outdir)
     outdir.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{outdir.name}.", dir=outdir.parent))
@@ -81,7 +80,6 @@ def _check_store(indir):
 
 
 def _read_table(path, columns=None, schema_only=False):
-    import pyarrow.parquet as pq
     try:
         return pq.read_schema(path) if schema_only else pq.read_table(path, columns=columns)
     except Exception as e:                       # ArrowInvalid (truncated), KeyError-like columns

@@ -16,6 +16,8 @@ import importlib.util
 import sysconfig
 from pathlib import Path
 
+from milbench.registry import CLASSIFIERS, SELECTORS
+
 PACKAGE = "milbench"
 ROOT = Path(__file__).resolve().parents[1]      # workflow/milbench
 _INSTALLED = {Path(sysconfig.get_paths()[k]).resolve() for k in ("stdlib", "purelib", "platlib")}
@@ -103,8 +105,6 @@ def spec_modules(spec):
     """Modules a config entry names: through the registry, its own ``name`` and every registry
     name nested in its parameters (an ensemble's ``base``, HyDR-MI's target); a user's
     'module:Class' name gives its module."""
-    from milbench.registry import CLASSIFIERS, SELECTORS
-
     tables = {**SELECTORS, **CLASSIFIERS}
     found = set()
 

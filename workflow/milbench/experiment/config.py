@@ -3,7 +3,14 @@ one source of every default: the Snakefile fills them with Snakemake's
 ``validate(config, schema, set_default=True)``, and :func:`load_config` /
 :func:`with_defaults` / :func:`experiment_defaults` fill them the same way for the entry points
 that do not go through Snakemake (``milbench.experiment.runner.run_experiment``, ``python -m
-milbench.experiment.runner``)."""
+milbench.experiment.runner``).  :func:`experiment_settings` / :func:`method_settings` are the
+settings a method job runs with (its rule's params), :func:`job_threads` / :func:`job_mem_mb` /
+:func:`job_runtime` its resources (``python -m milbench.experiment.plan`` prints the same),
+:func:`chain_settings` a chain's settings.
+
+Every method job imports this module (through the runner) and never reads or validates a
+config, so PyYAML and jsonschema (63 ms more per job) are imported where a config is read or
+checked, not at import."""
 from __future__ import annotations
 
 import copy
@@ -15,7 +22,9 @@ SCHEMA = Path(__file__).resolve().parents[2] / "schemas" / "config.schema.yaml"
 
 @functools.cache
 def schema():
+    # not at import: method jobs never read a config (module docstring)
     import yaml
+
     # libyaml's loader where PyYAML has it: 0.02 s instead of 0.12 s, on every `snakemake -n`
     return yaml.load(SCHEMA.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
@@ -26,6 +35,7 @@ def _validator_class():
     before checking it, so nested defaults inside a filled object are filled too (the
     jsonschema FAQ's recipe, as Snakemake's validate uses; the default is copied, so
     filled configs never share objects with the schema or one another)."""
+    # not at import: method jobs never validate a config (module docstring)
     from jsonschema import validators
 
     base = validators.validator_for(schema())
@@ -42,6 +52,7 @@ def _validator_class():
 
 
 def _fill(instance, subschema, where):
+    # not at import: method jobs never validate a config (module docstring)
     from jsonschema.exceptions import best_match
 
     err = best_match(_validator_class()(subschema).iter_errors(instance))
@@ -66,8 +77,46 @@ def experiment_defaults(exp, where="experiment"):
 
 def load_config(path):
     """A config file, validated, with every default filled in."""
+    # not at import: method jobs never read a config (module docstring)
     import yaml
+
     return with_defaults(yaml.safe_load(Path(path).read_text()) or {}, where=str(path))
+
+
+def experiment_settings(exp, tuned=True):
+    """The settings of an experiment entry (defaults filled: the Snakefile's validate or
+    :func:`experiment_defaults`) that a cell uses (the run rule's params: changing one reruns
+    the methods that read it). ``inner_folds`` / ``inner_metric`` only for a ``tuned`` method
+    (no other reads them); ``transductive`` only when on, so that turning it on reruns exactly
+    that experiment's jobs."""
+    keep = ("scale", "protocol") + (("inner_folds", "inner_metric") if tuned else ())
+    settings = {k: v for k, v in exp.items() if k in keep}
+    if exp["transductive"]:
+        settings["transductive"] = True
+    return settings
+
+
+def method_settings(exp, method):
+    """:func:`experiment_settings` for one method: inner-CV settings only when it tunes."""
+    return experiment_settings(exp, tuned=bool(method["selector"].get("tune")
+                                               or method["classifier"].get("tune")))
+
+
+def job_threads(n_cells, max_threads):
+    """A method job's threads: one per cell, at most ``threads.run``; Snakemake lowers it
+    further to --cores."""
+    return min(int(n_cells), int(max_threads))
+
+
+def job_mem_mb(threads):
+    """A method job's memory request: 1000 MB + 1000 MB per thread (one cell each)."""
+    return 1000 + 1000 * int(threads)
+
+
+def job_runtime(minutes_per_cell, n_cells, threads):
+    """SLURM time limit in minutes: the experiment's ``runtime`` (minutes per cell) times the
+    cells each thread runs one after another."""
+    return int(minutes_per_cell) * -(-int(n_cells) // int(threads))
 
 
 def chain_settings(config, chain):

@@ -3,8 +3,8 @@
 For every experiment of a config: its cells, method jobs, fits per cell, the CPU of one fit
 measured here (sampled fits timed in CPU seconds on this machine's real data), the estimated
 CPU (per experiment and in all) and wall at ``--cores`` cores, and the SLURM resources of each
-method job (:func:`job_threads`, :func:`job_mem_mb`, :func:`job_runtime`: the functions
-``workflow/rules/common.smk`` calls, so the plan and the workflow cannot disagree).
+method job (:func:`~milbench.experiment.config.job_threads`, ``job_mem_mb``, ``job_runtime``: the
+functions the workflow's rules call, so the plan and the workflow cannot disagree).
 
 Counting (exact, from the config alone, as the workflow expands it: ``expand_methods`` x data
 sets x ``fold_keys``):
@@ -57,38 +57,63 @@ packing, so a lower bound.
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
+import csv
+import itertools
 import json
 import math
+import multiprocessing as mp
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+import numpy as np
+from sklearn.metrics import get_scorer
+from sklearn.model_selection import StratifiedKFold
+from threadpoolctl import threadpool_limits
+
+from milbench.data.bags import stack
+from milbench.data.folds import fold_keys, make_folds, split
+from milbench.data.sources import load_builtin, load_dataset, load_manifest, read_any
+from milbench.data.store import read_bags
+from milbench.experiment.config import (
+    experiment_settings,
+    job_mem_mb,
+    job_runtime,
+    job_threads,
+    load_config,
+    method_settings,
+)
+from milbench.experiment.fold import (
+    Unlabeled,
+    build_estimator,
+    caches_selector_fits,
+    dataset_views,
+    shares_selector_fits,
+)
+from milbench.experiment.grid import expand_grid, expand_methods, label, method_id, strip_tune
+from milbench.experiment.runner import fit_stage_cell, run_cell
+from milbench.experiment.stages import scale_bags, shared_stages
+from milbench.registry import add_code_dirs, make, resolve
+from milbench.selectors.hydr import _CachedFitness, _inner_folds, fitness_evaluator, genetic_search
 
 # CPU s per cell beyond the fits (benchmarks/workflow/bench_overhead.py)
 CELL_OVERHEAD = 0.066
 
 
 # ------------------------------------------------------------------------------------------
-# SLURM resources of a method / fold-stage job (workflow/rules/common.smk calls these)
+# SLURM resources of a method job (the functions of milbench.experiment.config the rules call)
 # ------------------------------------------------------------------------------------------
-def job_threads(n_cells, max_threads):
-    """A method job's threads: one per cell, at most ``threads.run``; Snakemake lowers it
-    further to --cores."""
-    return min(int(n_cells), int(max_threads))
-
-
-def job_mem_mb(threads):
-    """A method job's memory request: 1000 MB + 1000 MB per thread (one cell each)."""
-    return 1000 + 1000 * int(threads)
-
-
-def job_runtime(minutes_per_cell, n_cells, threads):
-    """SLURM time limit in minutes: the experiment's ``runtime`` (minutes per cell) times the
-    cells each thread runs one after another."""
-    return int(minutes_per_cell) * -(-int(n_cells) // int(threads))
-
-
 def job_resources(exp, max_threads):
     """{threads, mem_mb, runtime} of every method job of an experiment (defaults filled)."""
-    from milbench.data.folds import fold_keys
-
     n = len(fold_keys(exp["protocol"]))
     t = job_threads(n, max_threads)
     return {"threads": t, "mem_mb": job_mem_mb(t), "runtime": job_runtime(exp["runtime"], n, t)}
@@ -114,8 +139,6 @@ def is_hydr(method):
 
 def hydr_settings(selector):
     """HyDR-MI's GA parameters of a selector entry, defaults filled from the estimator."""
-    from milbench.registry import resolve
-
     p = resolve("selector", "hydr-mi")().get_params(deep=False)
     p.update({k: v for k, v in selector.items() if k not in ("name", "tune")})
     return p
@@ -150,8 +173,6 @@ def fits_per_cell(method, exp, hydr_evaluations=None):
 def families(exp):
     """The experiment's methods grouped by (selector entry, classifier entry) of the config:
     [(key, label, methods)] in config order (methods as expand_methods makes them)."""
-    from milbench.experiment.pipeline import expand_grid, method_id
-
     out = []
     for i, s in enumerate(exp["selectors"]):
         for j, c in enumerate(exp["classifiers"]):
@@ -163,8 +184,6 @@ def families(exp):
 
 
 def _short(spec):
-    from milbench.experiment.pipeline import label
-
     lab = label({k: v for k, v in spec.items() if k != "tune"})
     if spec.get("tune"):
         lab += " tune " + "x".join(str(len(v)) for v in spec["tune"].values())
@@ -174,10 +193,6 @@ def _short(spec):
 def count_experiment(name, exp, max_threads):
     """Counts of one experiment (defaults filled): cells, method jobs, stage jobs / cells,
     resources per method job."""
-    from milbench.data.folds import fold_keys
-    from milbench.experiment.pipeline import expand_methods
-    from milbench.experiment.stages import shared_stages
-
     methods = expand_methods(exp)
     staged, specs = shared_stages({(m["selector_id"], m["classifier_id"]): m for m in methods})
     n_cells = len(fold_keys(exp["protocol"]))
@@ -197,10 +212,6 @@ def design(sizes, n, rng, corners=True):
     small, else (``corners``) the centre, the lowest and the highest corner, then balanced random
     tuples (each value of each dimension equally often, in random combinations).  The centre
     comes first: a family drawn once is then measured at its middle, not at an extreme."""
-    import itertools
-
-    import numpy as np
-
     total = math.prod(sizes) if sizes else 1
     if total <= n:
         return list(itertools.product(*(range(s) for s in sizes)))
@@ -224,11 +235,6 @@ def design(sizes, n, rng, corners=True):
 # ------------------------------------------------------------------------------------------
 def load_bags(name, cfg, data_root, bags_root):
     """(bags, where) of a data set, or (None, why) when it cannot be read here."""
-    from pathlib import Path
-
-    from milbench.data.sources import load_builtin, load_dataset, load_manifest
-    from milbench.data.store import read_bags
-
     manifest = load_manifest()
     if name in manifest and manifest[name]["format"] != "archive":
         errors = []
@@ -242,7 +248,6 @@ def load_bags(name, cfg, data_root, bags_root):
         return None, "raw files not found (" + "; ".join(errors)[:200] + ")"
     if name in cfg.get("datasets", {}):
         spec = cfg["datasets"][name]
-        from milbench.data.sources import read_any
         try:
             return read_any(spec["format"], spec["path"]), spec["path"]
         except Exception as e:  # noqa: BLE001
@@ -266,10 +271,6 @@ def _spec_at(spec, point):
 
 
 def _draw_untuned(ctx, task):
-    import time
-
-    from milbench.experiment.runner import fit_stage_cell, run_cell
-
     bags, folds, settings, m = ctx["bags"], ctx["folds"], ctx["settings"], task["method"]
     stage, stage_cpu = task.get("stage_state"), None
     if task["stage"] and stage is None:
@@ -287,11 +288,6 @@ def _inner_split(ctx, cell, n_folds):
     """The cell's training bags split as the first fold of the inner CV the workflow runs
     (StratifiedKFold, shuffled, seed + repeat): (training, test, inner training, validation
     bags, seed)."""
-    import numpy as np
-    from sklearn.model_selection import StratifiedKFold
-
-    from milbench.data.folds import split
-
     bags = ctx["bags"]
     tr, te, _ = split(ctx["folds"], cell[0], cell[1], bags.bag_ids)
     train = bags.subset(tr)
@@ -306,23 +302,10 @@ def _draw_tuned(ctx, task):
     selector cache included), in groups: with the cache, one group is a selector setting with
     every classifier setting; else one point.  Fold = first group + (groups - 1) x the mean of
     the others (what the grid shares in-process is counted once)."""
-    import tempfile
-    import time
-
-    from sklearn.metrics import get_scorer
-
-    from milbench.experiment.pipeline import (
-        Unlabeled,
-        build_estimator,
-        caches_selector_fits,
-        dataset_views,
-    )
-
     m, exp = task["method"], ctx["exp"]
     K = exp["inner_folds"]
     stage_cpu = None
     if task["stage"] and not task.get("stage_known"):   # the refit reads a fold stage
-        from milbench.experiment.runner import fit_stage_cell
         t = time.process_time()
         fit_stage_cell(ctx["bags"], ctx["folds"], m["selector"], ctx["settings"], task["cell"])
         stage_cpu = time.process_time() - t
@@ -372,10 +355,7 @@ def _draw_tuned(ctx, task):
 class _Surrogate:
     """Nearest class centroid of the bag means on the chosen columns: a cheap fitness with
     which the GA's distinct evaluations are counted (see the module docstring)."""
-
     def __init__(self, X, offsets, y, folds):
-        import numpy as np
-
         sizes = np.diff(offsets)
         self.M = np.add.reduceat(X, offsets[:-1], axis=0) / sizes[:, None]
         self.parts = []
@@ -385,8 +365,6 @@ class _Surrogate:
             self.parts.append((self.M[va], c0, c1))
 
     def predict(self, cols):
-        import numpy as np
-
         return np.concatenate([((V[:, cols] - c1[cols]) ** 2).sum(1)
                                < ((V[:, cols] - c0[cols]) ** 2).sum(1)
                                for V, c0, c1 in self.parts])
@@ -396,10 +374,6 @@ def ga_evaluations(hydr, X, offsets, y, folds, n_sample=0):
     """Distinct fitness evaluations of HyDR-MI's GA runs (all its seeds, one cache) on these
     filtered bags, under the surrogate fitness; with ``n_sample``, also that many of the
     distinct chromosomes, evenly spaced over the runs (the ones a draw times)."""
-    import numpy as np
-
-    from milbench.selectors.hydr import _CachedFitness, genetic_search
-
     y_val = np.concatenate([y[va] for _, va in folds])
     fitness = _CachedFitness(_Surrogate(X, offsets, y, folds), y_val, None, 1)
     seen, keys = [], set()
@@ -424,23 +398,12 @@ def ga_evaluations(hydr, X, offsets, y, folds, n_sample=0):
 
 
 def _draw_hydr(ctx, task):
-    import time
-
-    import numpy as np
-
-    from milbench.data.bags import stack
-    from milbench.data.folds import split
-    from milbench.experiment.pipeline import _strip_tune
-    from milbench.experiment.stages import scale_bags
-    from milbench.registry import make
-    from milbench.selectors.hydr import _CachedFitness, _inner_folds, fitness_evaluator
-
     m, cell = task["method"], task["cell"]
     bags = ctx["bags"]
     tr, _, _ = split(ctx["folds"], cell[0], cell[1], bags.bag_ids)
     train = scale_bags(bags.subset(tr), ctx["exp"]["scale"])
-    spec = {k: (_strip_tune(m["classifier"]) if v == "@classifier" else v)
-            for k, v in _strip_tune(m["selector"]).items()}
+    spec = {k: (strip_tune(m["classifier"]) if v == "@classifier" else v)
+            for k, v in strip_tune(m["selector"]).items()}
     hydr = make("selector", spec)
     if hydr.random_state is None:
         hydr.set_params(random_state=ctx["settings"]["protocol"]["seed"] + cell[0])
@@ -488,12 +451,6 @@ def _draw_hydr(ctx, task):
 def _warm_up(ctx, task):
     """An untimed fit and predict of the draw's pipeline on 20 bags, so that the timed fits do
     not pay the first call's imports (a method job pays them once, not once a cell)."""
-    import warnings
-
-    import numpy as np
-
-    from milbench.experiment.pipeline import _strip_tune, build_estimator, dataset_views
-
     bags, m = ctx["bags"], task["method"]
     y = np.asarray(bags.labels).astype(int)
     small = bags.subset(np.sort(np.r_[np.flatnonzero(y == 0)[:10], np.flatnonzero(y == 1)[:10]]))
@@ -504,7 +461,7 @@ def _warm_up(ctx, task):
     # a warm-up only: an error here (20 bags can be too few) is left to the timed fit to report
     with warnings.catch_warnings(), contextlib.suppress(Exception):
         warnings.simplefilter("ignore")     # (20 bags: a graph method warns of missing edges)
-        pipe = build_estimator(ctx["exp"]["scale"], _strip_tune(sel),
+        pipe = build_estimator(ctx["exp"]["scale"], strip_tune(sel),
                                _spec_at(m["classifier"], {k: v for (st, k), v in point
                                                           if st == "classify"}),
                                seed=0, views=dataset_views(bags))
@@ -513,15 +470,12 @@ def _warm_up(ctx, task):
 
 
 def _child(conn, ctx, task):
-    from threadpoolctl import threadpool_limits
-
     threadpool_limits(1)
     _warm_up(ctx, task)
     try:
         fn = {"hydr": _draw_hydr, "tuned": _draw_tuned, "untuned": _draw_untuned}[task["kind"]]
         out = fn(ctx, task)
     except Exception as e:  # noqa: BLE001 - reported, the family is then unmeasured
-        import traceback
         out = {"error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-800:]}
     conn.send(out)
     conn.close()
@@ -529,8 +483,6 @@ def _child(conn, ctx, task):
 
 def _proc_cpu(pid):
     """CPU seconds a live process has used (Linux /proc), or None."""
-    import os
-
     try:
         with open(f"/proc/{pid}/stat") as f:
             fields = f.read().rsplit(")", 1)[1].split()
@@ -542,8 +494,6 @@ def _proc_cpu(pid):
 def run_forked(ctx, task, limit):
     """Run one draw in a forked child; returns its result, or {"stopped": cpu} when it ran past
     ``limit`` seconds (its CPU so far, a lower bound)."""
-    import multiprocessing as mp
-
     ctx_mp = mp.get_context("fork")
     recv, send = ctx_mp.Pipe(duplex=False)
     p = ctx_mp.Process(target=_child, args=(send, ctx, task))
@@ -564,12 +514,8 @@ def run_forked(ctx, task, limit):
 
 def fixed_job_cpu():
     """CPU of a fresh interpreter importing what a method job imports (child rusage)."""
-    import resource
-    import subprocess
-    import sys
-
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-c", "import milbench.experiment.runner, milbench.experiment.pipeline, "
+    subprocess.run([sys.executable, "-c", "import milbench.experiment.runner, milbench.experiment.fold, "
                     "milbench.registry, milbench.data.store, sklearn.model_selection, pyarrow.parquet"],
                    check=True, env=_env())
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -577,9 +523,6 @@ def fixed_job_cpu():
 
 
 def _env():
-    import os
-    from pathlib import Path
-
     lib = str(Path(__file__).resolve().parents[2])
     path = os.environ.get("PYTHONPATH", "")
     return dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
@@ -598,10 +541,6 @@ def tuned_groups(method, points, rng, first=True):
     else a group is one grid point (``points`` of them, default sqrt(|grid|), 4-16).  Reuse
     across selector settings (MIDR's C1 >= C2 points, one fit per C2) is not modelled: each
     group is counted as fitted afresh, so such an estimate is high."""
-    import itertools
-
-    from milbench.experiment.pipeline import shares_selector_fits
-
     dims = tune_dims(method)
     if shares_selector_fits(method["selector"], method["classifier"]):
         sdims = [d for d in dims if d[0] == "select"]
@@ -623,14 +562,6 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=
          cell_overhead=CELL_OVERHEAD, measure=True, log=print):
     """The plan of a config (defaults filled: :func:`milbench.experiment.config.load_config`) as a dict:
     per experiment its counts, resources and families (measured unless ``measure`` is False)."""
-    import statistics
-    import time
-
-    import numpy as np
-
-    from milbench.data.folds import fold_keys, make_folds
-    from milbench.experiment.runner import experiment_settings, method_settings
-
     names = list(cfg["experiments"]) if not experiments else list(experiments)
     unknown = [n for n in names if n not in cfg["experiments"]]
     if unknown:
@@ -773,8 +704,6 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=
 
 def _finish(out, cores, cell_overhead, fixed):
     """Totals: per family, experiment and config."""
-    import statistics
-
     total, lower_all, longest = 0.0, False, 0.0
     for e in out["experiments"]:
         cpu, lower = 0.0, False
@@ -903,14 +832,6 @@ def report(result, cores, write=print):
 
 
 def main(argv=None):
-    import argparse
-    import csv
-    import sys
-    from pathlib import Path
-
-    from milbench.experiment.config import load_config
-    from milbench.registry import add_code_dirs
-
     ap = argparse.ArgumentParser(prog="python -m milbench.experiment.plan",
                                  description="Cells, fits, measured CPU and SLURM resources "
                                              "of a config's experiments.")

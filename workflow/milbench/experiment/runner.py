@@ -3,7 +3,7 @@ one process, the cells spread over the job's threads (one single-threaded cell p
 
 Workers are forked from the job process after the bags, folds and library are loaded, so a
 worker starts in milliseconds instead of re-importing pandas / scikit-learn (~1.8 s a process).
-Every cell is :func:`milbench.experiment.pipeline.run_fold` with ``n_jobs=1`` (``threads.cell`` in the
+Every cell is :func:`milbench.experiment.fold.run_fold` with ``n_jobs=1`` (``threads.cell`` in the
 config gives a cell more), seeded by ``seed + repeat`` as before, so a method's rows do not
 depend on how many threads ran it or in which order its cells finished.
 
@@ -17,6 +17,7 @@ cell runs in this process, so an exception shows its full traceback (``python -m
 """
 from __future__ import annotations
 
+import argparse
 import logging
 import multiprocessing
 import re
@@ -24,10 +25,25 @@ import time
 import traceback
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
 
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
-from milbench.experiment.pipeline import run_fold
+from milbench.data.folds import fold_keys, make_folds, split
+from milbench.data.store import read_bags
+from milbench.experiment.config import (
+    experiment_defaults,
+    experiment_settings,
+    load_config,
+    method_settings,
+)
+from milbench.experiment.fold import dataset_views, run_fold
+from milbench.experiment.grid import expand_methods, label
+from milbench.experiment.scoring import aggregate_rows
+from milbench.experiment.stages import fit_stage, scale_bags, stage_to_frame
+from milbench.registry import add_code_dirs
+from milbench.utils.cache import CACHE, DEFAULT_MAX_BYTES, memory_limit
 
 CELL = re.compile(r"r(\d+)_f(\d+)")
 
@@ -47,29 +63,10 @@ def parse_cell(name):
     return int(m.group(1)), int(m.group(2))
 
 
-def experiment_settings(exp, tuned=True):
-    """The settings of an experiment entry (defaults filled: the Snakefile's validate or
-    :func:`milbench.experiment.config.experiment_defaults`) that a cell uses (the run rule's params:
-    changing one reruns the methods that read it). ``inner_folds`` / ``inner_metric`` only for
-    a ``tuned`` method (no other reads them); ``transductive`` only when on, so that turning it
-    on reruns exactly that experiment's jobs."""
-    keep = ("scale", "protocol") + (("inner_folds", "inner_metric") if tuned else ())
-    settings = {k: v for k, v in exp.items() if k in keep}
-    if exp["transductive"]:
-        settings["transductive"] = True
-    return settings
-
-
-def method_settings(exp, method):
-    """:func:`experiment_settings` for one method: inner-CV settings only when it tunes."""
-    return experiment_settings(exp, tuned=bool(method["selector"].get("tune")
-                                               or method["classifier"].get("tune")))
-
-
 def run_cell(bags, folds, method, settings, *, experiment, dataset, repeat, fold, n_jobs=1,
              stage=None):
     """One (repeat, fold) cell of a method: the one-row DataFrame of :func:`run_fold`
-    (``settings``: :func:`experiment_settings`; ``stage``: the selector's stored fold stage for
+    (``settings``: :func:`~milbench.experiment.config.experiment_settings`; ``stage``: the selector's stored fold stage for
     this cell, or None)."""
     tuning = {k: settings[k] for k in ("inner_folds", "inner_metric") if k in settings}
     return run_fold(bags, folds, method, experiment=experiment, dataset=dataset,
@@ -79,35 +76,28 @@ def run_cell(bags, folds, method, settings, *, experiment, dataset, repeat, fold
 
 
 def fit_stage_cell(bags, folds, selector, settings, cell):
-    """The fold stage (:mod:`milbench.experiment.stages`) of ``selector`` on one cell's scaled training
-    bags, seeded as the cell's selector is (seed + repeat)."""
-    from milbench.data.folds import split
-    from milbench.experiment import stages
-    from milbench.experiment.pipeline import dataset_views
-
+    """The fold stage (:mod:`milbench.experiment.stages`) of ``selector`` on one cell's scaled
+    training bags, seeded as the cell's selector is (seed + repeat)."""
     tr, _, _ = split(folds, cell[0], cell[1], bags.bag_ids)
-    train = stages.scale_bags(bags.subset(tr), settings["scale"])
-    return stages.fit_stage(train, train.labels, selector,
-                            random_state=settings["protocol"]["seed"] + cell[0],
-                            views=dataset_views(bags))
+    train = scale_bags(bags.subset(tr), settings["scale"])
+    return fit_stage(train, train.labels, selector,
+                     random_state=settings["protocol"]["seed"] + cell[0],
+                     views=dataset_views(bags))
 
 
 def run_stage(bags, folds, selector, settings, *, experiment, dataset, cells, threads=1,
               log=None):
     """The fold stage of a selector for every cell -> its Parquet-ready frame (one row a cell)."""
-    from milbench.experiment import stages
-    from milbench.experiment.pipeline import label
     what = f"{experiment}/{dataset} stage of {label(selector)}"
     states = map_cells(fit_stage_cell, (bags, folds, selector, settings), list(cells),
                        threads=threads, what=what, log=log)
-    return stages.stage_to_frame(states)
+    return stage_to_frame(states)
 
 
 _JOB = {}   # what every worker of a method job reads (set before the fork)
 
 
 def _init_worker(job):
-    from threadpoolctl import threadpool_limits
     _JOB.update(job)
     threadpool_limits(_JOB["cell_threads"])   # one BLAS thread per cell unless asked
     _bound_cache(job["workers"])
@@ -118,14 +108,12 @@ def _bound_cache(workers):
     memory (:func:`~milbench.utils.cache.memory_limit` / ``workers``), so ``workers`` cells with
     full caches stay inside the job's ``mem_mb`` (a cache too small for a kernel only makes
     MIORDM / Citation-kNN compute it afresh: same results)."""
-    from milbench.utils.cache import CACHE, DEFAULT_MAX_BYTES, memory_limit
     limit = memory_limit()
     share = DEFAULT_MAX_BYTES if limit is None else limit // (2 * workers)
     CACHE.max_bytes = min(DEFAULT_MAX_BYTES, share)
 
 
 def _run_one(cell):
-    from milbench.utils.cache import CACHE
     CACHE.clear()   # matrices of the previous cell's training bags: never reused by this one
     job = _JOB
     t0 = time.process_time()
@@ -148,7 +136,6 @@ def map_cells(fn, args, cells, *, threads=1, cell_threads=1, what="", log=None, 
            "workers": workers}
     pool = limits = None
     if workers == 1:
-        from threadpoolctl import threadpool_limits
         _JOB.update(job)
         limits = threadpool_limits(cell_threads)
         _bound_cache(1)
@@ -196,7 +183,6 @@ def run_method(bags, folds, method, settings, *, experiment, dataset, cells, thr
                cell_threads=1, stages=None, log=None):
     """Every cell of one method -> its rows, ordered by (repeat, fold) whatever the threads.
     ``stages``: {(repeat, fold): state} of the selector's stored fold stage, or None."""
-    from milbench.experiment.pipeline import label
     what = f"{experiment}/{dataset} {label(method['selector'])} + {label(method['classifier'])}"
     rows = map_cells(_method_cell, (bags, folds, method, settings, stages), list(cells),
                      threads=threads, cell_threads=cell_threads, what=what, log=log,
@@ -211,10 +197,6 @@ def run_experiment(exp, bags, *, dataset, experiment="notebook", threads=1, log=
     defaults filled in as the Snakefile does), every method's cells over ``threads`` processes.
     Returns the rows ``scores.parquet`` holds for this data set (equal to a Snakemake run's on
     every column but the timings; tests/test_workflow_e2e.py)."""
-    from milbench.data.folds import fold_keys, make_folds
-    from milbench.experiment.config import experiment_defaults
-    from milbench.experiment.pipeline import aggregate_rows, expand_methods
-
     exp = experiment_defaults({"datasets": [dataset], **exp}, where=f"experiment {experiment}")
     folds = make_folds(bags.bag_ids, bags.labels, exp["protocol"])
     frames = []
@@ -227,14 +209,6 @@ def run_experiment(exp, bags, *, dataset, experiment="notebook", threads=1, log=
 
 def main(argv=None):
     """``python -m milbench.experiment.runner``: one cell of one method, in this process (debugging)."""
-    import argparse
-    from pathlib import Path
-
-    from milbench.data.store import read_bags
-    from milbench.experiment.config import load_config
-    from milbench.experiment.pipeline import expand_methods
-    from milbench.registry import add_code_dirs
-
     ap = argparse.ArgumentParser(prog="python -m milbench.experiment.runner", description=main.__doc__)
     ap.add_argument("--configfile", default="config/config.yaml")
     ap.add_argument("-d", "--directory", default=".", help="the run's working directory")

@@ -25,6 +25,10 @@ import numpy as np
 import pandas as pd
 
 from milbench.data.bags import Bags
+from milbench.data.store import read_bags
+from milbench.preprocessing import BagScaler
+from milbench.registry import make
+from milbench.report.plots import plot_feature_coverage, save_figure
 
 
 def feature_names(bags: Bags) -> list[str]:
@@ -100,11 +104,6 @@ def write_coverage(dataset_dirs, entries, scale, outdir, experiment="", seed=0):
     ``outdir``; returns the written paths.  An entry is ``{name, selector: {name: ...,
     params}, top}`` with ``top`` defaulting to the selector's ``m``; a selector with an unset
     ``random_state`` gets ``seed`` (the experiment's protocol seed), as in the runs."""
-    from milbench.data.store import read_bags
-    from milbench.preprocessing import BagScaler
-    from milbench.registry import make
-    from milbench.report.plots import plot_feature_coverage, save_figure
-
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     paths = []

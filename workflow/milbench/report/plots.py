@@ -6,9 +6,8 @@ pre-computed ranks and returns a :class:`matplotlib.figure.Figure`; :func:`save_
 writes it as PNG and SVG; :func:`make_figures` runs the ``figures:`` entries of an
 experiment config (or a default set) and returns the written paths.
 
-matplotlib is imported inside the functions and figures are built with
-``matplotlib.figure.Figure`` directly (rendered by the Agg/SVG backends on save), so no
-pyplot state or GUI backend is involved and importing this module is cheap.
+Figures are built with ``matplotlib.figure.Figure`` directly (rendered by the Agg/SVG
+backends on save), so no pyplot state or GUI backend is involved.
 
 Figure entry keys (``figures:`` list in the experiment config)::
 
@@ -28,14 +27,25 @@ Figure entry keys (``figures:`` list in the experiment config)::
 """
 from __future__ import annotations
 
+import json
 import logging
 import math
 from pathlib import Path
 
+import matplotlib
 import numpy as np
 import pandas as pd
+from matplotlib import colormaps
+from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
-from milbench.report.stats import natural_key
+from milbench.report.stats import (
+    critical_difference,
+    friedman,
+    natural_key,
+    nemenyi_cliques,
+    resolve_label,
+)
 
 __all__ = ["cd_diagram", "plot_vs_features", "plot_vs_ratio", "plot_heatmap",
            "plot_runtime", "plot_feature_coverage", "save_figure", "make_figures",
@@ -66,8 +76,6 @@ def _label(col):
 
 
 def _figure(nrows=1, ncols=1, panel=(5.0, 3.8), extra_w=0.0):
-    from matplotlib.figure import Figure
-
     fig = Figure(figsize=(panel[0] * ncols + extra_w, panel[1] * nrows), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=False)
     return fig, axes
@@ -79,8 +87,6 @@ def _grid(n):
 
 
 def _colors(labels):
-    from matplotlib import colormaps
-
     labels = list(labels)
     n = len(labels)
     if n <= 10:
@@ -124,8 +130,6 @@ def _hide_unused(axes, used):
 def save_figure(fig, outbase):
     """Write ``<outbase>.png`` (150 dpi) and ``<outbase>.svg`` deterministically
     (no timestamps, fixed SVG id salt); returns the two paths."""
-    import matplotlib
-
     outbase = Path(outbase)
     outbase.parent.mkdir(parents=True, exist_ok=True)
     png, svg = outbase.with_suffix(".png"), outbase.with_suffix(".svg")
@@ -147,10 +151,6 @@ def cd_diagram(avg_ranks, cd, *, cliques=None, control=None, title=None, ax=None
     interval control rank +/- cd is shaded (Bonferroni-Dunn) and methods outside it are
     significantly different from the control.
     """
-    from matplotlib.figure import Figure
-
-    from milbench.report.stats import nemenyi_cliques
-
     R = pd.Series(avg_ranks, dtype=float).sort_values(kind="mergesort")
     k = R.size
     names = [str(m) for m in R.index]
@@ -231,8 +231,6 @@ def _apply_filter(df, flt):
 
 def _varying_params_label(df, name_col, params_col):
     """name(p=v, ...) with only the parameters that vary between the runs of that name."""
-    import json
-
     if params_col not in df.columns:
         return df[name_col].astype(str)
     parsed = df[params_col].fillna("{}").map(lambda s: json.loads(s) if isinstance(s, str)
@@ -483,8 +481,6 @@ def plot_feature_coverage(table, title=None):
     negative and orange when positive (the paper's colours; grey when both classes are
     covered alike), hatched by the view it comes from.  ``table`` is
     :func:`milbench.report.coverage.top_feature_coverage`'s output."""
-    from matplotlib.patches import Patch
-
     views = list(dict.fromkeys(table["view"]))
     hatch = {v: _VIEW_HATCHES[i % len(_VIEW_HATCHES)] for i, v in enumerate(views)}
     fig, axes = _figure(1, 1, panel=(6.5, 1.0 + 0.28 * len(table)))
@@ -535,8 +531,6 @@ def default_figures(scores):
 
 
 def _message_figure(title, message):
-    from matplotlib.figure import Figure
-
     fig = Figure(figsize=(6, 2.2), layout="constrained")
     ax = fig.add_subplot()
     ax.axis("off")
@@ -546,16 +540,12 @@ def _message_figure(title, message):
 
 
 def _cd_figure(df, entry, metric, title):
-    from milbench.report.stats import critical_difference, friedman
-
     compare = entry.get("compare", "method")
     blocks = entry.get("blocks") or ["dataset"]
     blocks = [blocks] if isinstance(blocks, str) else list(blocks)
     alpha = float(entry.get("alpha", 0.05))
     control = entry.get("control")
     if control is not None:
-        from milbench.report.stats import resolve_label
-
         control = resolve_label(control, df, compare)
     test = entry.get("test") or ("bonferroni-dunn" if control is not None else "nemenyi")
     hib = entry.get("higher_is_better", not metric.endswith("_seconds"))

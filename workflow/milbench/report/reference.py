@@ -14,6 +14,7 @@ import numpy as np
 from sklearn.utils._param_validation import StrOptions, make_constraint
 
 from milbench.registry import CLASSIFIERS, SELECTORS, resolve
+from milbench.selectors.stage_store import STORE_PARAM
 
 # plain words for the constraints scikit-learn would spell as "an instance of '...'"
 WORDS = {"boolean": "a bool", "random_state": "a seed (None, an int in [0, 2³² − 1] or a "
@@ -55,7 +56,8 @@ def method_reference():
             Est = resolve(kind, name)
             constraints = getattr(Est, "_parameter_constraints", {})
             module_doc = (inspect.getdoc(inspect.getmodule(Est)) or "").split("\n\n")[0]
-            params = Est().get_params(deep=False)
+            # the fold-stage store is set by the runner, never by a config
+            params = {k: v for k, v in Est().get_params(deep=False).items() if k != STORE_PARAM}
             lines += [f"### `{name}`", "", f"{kind}, `{path}`: {' '.join(module_doc.split())}", ""]
             lines += ["| parameter | default | accepts |", "|---|---|---|"] if params else \
                 ["No parameters."]

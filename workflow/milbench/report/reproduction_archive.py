@@ -37,7 +37,7 @@ import pandas as pd
 import yaml
 
 from milbench.experiment.config import chain_settings, load_config
-from milbench.report.reproduction import TABLE_COLUMNS, TARGET_KEY, paper_key, yaml_lines
+from milbench.report.targets import TABLE_COLUMNS, TARGET_KEY, paper_key, yaml_lines
 
 __all__ = ["archive", "load_archive", "ArchiveError", "Run", "ARCHIVE_DIR", "REPO"]
 

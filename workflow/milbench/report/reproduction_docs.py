@@ -17,7 +17,8 @@ from pathlib import Path
 
 import yaml
 
-from milbench.report.reproduction import (
+from milbench.report.reproduction_archive import ARCHIVE_DIR, ArchiveError, load_archive
+from milbench.report.targets import (
     EXPERIMENTS,
     TARGET_KEY,
     TARGETS_DIR,
@@ -25,7 +26,6 @@ from milbench.report.reproduction import (
     load_targets,
     within,
 )
-from milbench.report.reproduction_archive import ARCHIVE_DIR, ArchiveError, load_archive
 
 __all__ = ["pages", "write_pages", "LIST_ALL", "DOCS_DIR", "COMMAND"]
 

@@ -51,7 +51,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from milbench.base import COUNT, FRACTION_OR_COUNT, n_from_fraction
-from milbench.experiment import stages
+from milbench.selectors.stage_store import StageRule, StageStore
 from milbench.selectors.view_baselines import VIEW_CONSTRAINTS, ViewSelector, minmax_scale
 
 _LAMBDA_FLOOR = 1e-12
@@ -147,22 +147,26 @@ class CVFS(ViewSelector):
     none; the pipeline sets it).
     """
 
+    _stage_rule = StageRule(downstream=("m", "r", "max_iter", "view"), views=True)
+
     _parameter_constraints = {
         "m": FRACTION_OR_COUNT,
         "r": [Interval(Real, None, 1, closed="neither")],   # the λ-step's 1/(1 − r), Eq. 11
         "max_iter": COUNT,
         **VIEW_CONSTRAINTS,
+        "stages": [StageStore, None],
     }
 
-    def __init__(self, m=200, r=-1.0, max_iter=50, view=None, views=None):
+    def __init__(self, m=200, r=-1.0, max_iter=50, view=None, views=None, stages=None):
         self.m = m
         self.r = r
         self.max_iter = max_iter
         self.view = view
         self.views = views
+        self.stages = stages
 
     def _stage_state(self, bags, y, ranges=None):
-        """Fold stage (milbench.experiment.stages): φ(s) of every view (default: all views), computed per
+        """Fold stage (served by the runner through a :class:`~milbench.selectors.stage_store.StageStore`): φ(s) of every view (default: all views), computed per
         view (representatives are found per view); m, r, max_iter, view act downstream."""
         from milbench.data.bags import stack
 
@@ -178,7 +182,7 @@ class CVFS(ViewSelector):
         allowed = self._restricted_views()
         names = [self.view_names_[k] for k in allowed]
         ranges = [self.view_ranges_[k] for k in allowed]
-        state = stages.lookup(self, bags, y)
+        state = None if self.stages is None else self.stages.lookup(self, bags, y)
         if state is None:
             state = self._stage_state(bags, y, ranges)
         phi = np.zeros(self.n_features_in_)

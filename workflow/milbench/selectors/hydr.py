@@ -79,8 +79,9 @@ from sklearn.utils._param_validation import HasMethods, Interval
 
 from milbench.base import COUNT, PROBABILITY, FeatureSubsetTransformer, options, validate_params
 from milbench.data.bags import stack
-from milbench.experiment import stages
+from milbench.registry import make
 from milbench.selectors.relieff import ReliefFMI
+from milbench.selectors.stage_store import StageRule, StageStore
 
 COMBINE = ("majority", "best", "per-seed")
 FITNESS = ("cv", "train")
@@ -351,9 +352,12 @@ class HyDRMI(FeatureSubsetTransformer):
     n_jobs : joblib workers for fitness evaluations (None = 1).
     random_state : seeds ReliefF-MI sampling, inner folds, GA runs and the classifier.
 
-    Fold stage (milbench.experiment.stages): the ReliefF-MI weights of step 1 (metric, k, m,
+    Fold stage (served by the runner through a :class:`~milbench.selectors.stage_store.StageStore`): the ReliefF-MI weights of step 1 (metric, k, m,
     instance_metric and the derived sampling seed); everything else is downstream.
     """
+
+    _stage_rule = StageRule(keep=("metric", "k", "m", "instance_metric", "random_state"),
+                            random=True)
 
     _parameter_constraints = {
         "classifier": [dict, str, HasMethods(["fit", "predict"]), None],
@@ -375,6 +379,7 @@ class HyDRMI(FeatureSubsetTransformer):
         "warm_restarts": [Interval(Integral, 0, None, closed="left")],
         "n_jobs": [Integral, None],
         "random_state": ["random_state"],
+        "stages": [StageStore, None],
     }
 
     def __init__(self, classifier=None, metric="adapted", k=80, m=180, percent=0.5,
@@ -382,7 +387,7 @@ class HyDRMI(FeatureSubsetTransformer):
                  crossover_rate=0.9, mutation_rate=0.3, locus_mutation_rate=None,
                  tournament_size=2, inner_cv=3, fitness="cv", n_seeds=5, combine="best",
                  fast_fitness=True, warm_start=False, warm_restarts=2, n_jobs=None,
-                 random_state=None):
+                 random_state=None, stages=None):
         self.classifier = classifier
         self.metric = metric
         self.k = k
@@ -404,6 +409,7 @@ class HyDRMI(FeatureSubsetTransformer):
         self.warm_restarts = warm_restarts
         self.n_jobs = n_jobs
         self.random_state = random_state
+        self.stages = stages
 
     def _make_classifier(self, seed):
         spec = {"name": "milr"} if self.classifier is None else self.classifier
@@ -413,7 +419,6 @@ class HyDRMI(FeatureSubsetTransformer):
             if str(spec.get("name", "")).startswith("@"):
                 raise ValueError(f"classifier {spec['name']!r} is a placeholder the pipeline "
                                  "should have replaced with the run's classifier config")
-            from milbench.registry import make
             clf = make("classifier", spec)
         else:
             clf = clone(spec)
@@ -431,7 +436,7 @@ class HyDRMI(FeatureSubsetTransformer):
         return ReliefFMI(self.metric, self.k, self.m, self.percent, self.instance_metric,
                          random_state=seed)
 
-    # fold stage (milbench.experiment.stages): the ReliefF-MI weighting (§3.1), classifier-independent
+    # fold stage (served through a StageStore): the ReliefF-MI weighting (§3.1), classifier-independent
     def _stage_random_state(self):
         return int(self._seeds()[1])
 
@@ -442,7 +447,8 @@ class HyDRMI(FeatureSubsetTransformer):
         seeds = self._seeds()
         clf = self._make_classifier(int(seeds[0]))
         self.relieff_ = self._relieff(int(seeds[1]))
-        state = stages.lookup(self, bags, y)          # a fold stage of the ReliefF-MI step
+        # a fold stage of the ReliefF-MI step
+        state = None if self.stages is None else self.stages.lookup(self, bags, y)
         if state is None:
             self.relieff_.fit(bags, y)
         else:
@@ -487,7 +493,7 @@ class HyDRMI(FeatureSubsetTransformer):
         self.ranking_ = self.relieff_.ranking_
         self.support_ = filt[final]                       # ReliefF rank order is kept
         self.seed_subsets_ = [filt[mk] for mk in masks]
-        # per-seed: every seed is its own result (milbench.experiment.pipeline.run_fold scores each)
+        # per-seed: every seed is its own result (milbench.experiment.fold.run_fold scores each)
         self.result_supports_ = self.seed_subsets_ if self.combine == "per-seed" else None
         self.seed_fitness_ = fits
         self.fitness_history_ = np.array([r.history for r in runs])

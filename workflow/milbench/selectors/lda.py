@@ -12,7 +12,12 @@ import numpy as np
 
 from milbench.base import NON_NEGATIVE, PROBABILITY, MILTransformer, options
 from milbench.data.bags import stack
-from milbench.experiment import stages
+from milbench.selectors.stage_store import (
+    StageRule,
+    StageStore,
+    pack_attributes,
+    unpack_attributes,
+)
 
 
 class BagLDA(MILTransformer):
@@ -22,26 +27,30 @@ class BagLDA(MILTransformer):
     (``solver``, ``shrinkage``, ``tol``); ``n_components`` is always 1 for binary bags.
     """
 
+    _stage_rule = StageRule()
+
     _parameter_constraints = {                   # as LinearDiscriminantAnalysis declares them
         "solver": options(("svd", "lsqr", "eigen")),
         "shrinkage": [*options(("auto",)), *PROBABILITY, None],
         "tol": NON_NEGATIVE,
+        "stages": [StageStore, None],
     }
 
-    def __init__(self, solver="svd", shrinkage=None, tol=1e-4):
+    def __init__(self, solver="svd", shrinkage=None, tol=1e-4, stages=None):
         self.solver = solver
         self.shrinkage = shrinkage
         self.tol = tol
+        self.stages = stages
 
     def _stage_state(self, bags, y01):
-        """Fold stage (milbench.experiment.stages): the fitted discriminant's attributes."""
+        """Fold stage (served by the runner through a :class:`~milbench.selectors.stage_store.StageStore`): the fitted discriminant's attributes."""
         X, offsets = stack(bags)
         yi = np.repeat(y01, np.diff(offsets))
         lda = self._make_lda()
         with warnings.catch_warnings():  # constant columns (87 in the Corel sets) are expected
             warnings.filterwarnings("ignore", message="Variables are collinear")
             lda.fit(X, yi)
-        return stages.pack_attributes(lda, "lda.")
+        return pack_attributes(lda, "lda.")
 
     def _make_lda(self):
         from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
@@ -49,10 +58,10 @@ class BagLDA(MILTransformer):
                                           tol=self.tol, n_components=1)
 
     def _fit(self, bags, y01):
-        state = stages.lookup(self, bags, y01)
+        state = None if self.stages is None else self.stages.lookup(self, bags, y01)
         if state is None:
             state = self._stage_state(bags, y01)
-        self.lda_ = stages.unpack_attributes(self._make_lda(), state, "lda.")
+        self.lda_ = unpack_attributes(self._make_lda(), state, "lda.")
         self.n_components_ = 1
         self.diagnostics_ = {"n_components": 1}
 

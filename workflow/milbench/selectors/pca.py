@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from milbench.base import FRACTION_OR_COUNT, MILTransformer, n_from_fraction
-from milbench.experiment import stages
+from milbench.selectors.stage_store import StageRule, StageStore
 
 
 def truncated_pca(state, k, random_state=None):
@@ -34,16 +34,20 @@ def truncated_pca(state, k, random_state=None):
 
 class BagPCA(MILTransformer):
     """PCA fitted on the stacked training instances; ``dims`` is a fraction of D or a count.
-    Fold stage (milbench.experiment.stages): the full SVD; ``dims`` only truncates it."""
+    Fold stage (served by the runner through a :class:`~milbench.selectors.stage_store.StageStore`): the full SVD; ``dims`` only truncates it."""
+
+    _stage_rule = StageRule(downstream=("dims",), ignored=("random_state",))
 
     _parameter_constraints = {
         "dims": FRACTION_OR_COUNT,
         "random_state": ["random_state"],
+        "stages": [StageStore, None],
     }
 
-    def __init__(self, dims=0.3, random_state=None):
+    def __init__(self, dims=0.3, random_state=None, stages=None):
         self.dims = dims
         self.random_state = random_state
+        self.stages = stages
 
     def _stage_state(self, bags, y):
         from sklearn.decomposition import PCA
@@ -56,7 +60,7 @@ class BagPCA(MILTransformer):
                 "n_samples": np.array([X.shape[0]], dtype=np.int64)}
 
     def _fit(self, bags, y):
-        state = stages.lookup(self, bags, y)
+        state = None if self.stages is None else self.stages.lookup(self, bags, y)
         if state is None:
             state = self._stage_state(bags, y)
         n, d = int(state["n_samples"][0]), len(state["mean"])

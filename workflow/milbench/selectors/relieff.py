@@ -63,7 +63,7 @@ from milbench.base import (
     options,
 )
 from milbench.data.bags import stack
-from milbench.experiment import stages
+from milbench.selectors.stage_store import StageRule, StageStore
 
 METRICS = ("max", "min", "avg", "adapted")
 INSTANCE_METRICS = ("manhattan", "euclidean")
@@ -332,8 +332,10 @@ class ReliefFMI(FeatureSubsetTransformer):
     bags, paper 180; both capped by the data), percent (fraction or count of features kept;
     None = W > 0), instance_metric ('manhattan' as in the paper, or 'euclidean'),
     random_state (bag sampling when m < #bags), block_size (elements per distance block).
-    Fold stage (milbench.experiment.stages): W and the sampling diagnostics; ``percent`` is downstream.
+    Fold stage (served by the runner through a :class:`~milbench.selectors.stage_store.StageStore`): W and the sampling diagnostics; ``percent`` is downstream.
     """
+
+    _stage_rule = StageRule(downstream=("percent",), random=True)
 
     _parameter_constraints = {
         "metric": options(METRICS),
@@ -343,10 +345,11 @@ class ReliefFMI(FeatureSubsetTransformer):
         "instance_metric": options(INSTANCE_METRICS),
         "random_state": ["random_state"],
         "block_size": COUNT,
+        "stages": [StageStore, None],
     }
 
     def __init__(self, metric="adapted", k=80, m=180, percent=0.5, instance_metric="manhattan",
-                 random_state=None, block_size=2 ** 21):
+                 random_state=None, block_size=2 ** 21, stages=None):
         self.metric = metric
         self.k = k
         self.m = m
@@ -354,12 +357,13 @@ class ReliefFMI(FeatureSubsetTransformer):
         self.instance_metric = instance_metric
         self.random_state = random_state
         self.block_size = block_size
+        self.stages = stages
 
     def _fit(self, bags, y):
-        state = stages.lookup(self, bags, y)
+        state = None if self.stages is None else self.stages.lookup(self, bags, y)
         self._fit_stage_state(self._stage_state(bags, y) if state is None else state)
 
-    # fold stage (milbench.experiment.stages): W and the sampling diagnostics do not depend on percent
+    # fold stage (served through a StageStore): W and the sampling diagnostics do not depend on percent
     def _stage_random_state(self):
         return self.random_state
 

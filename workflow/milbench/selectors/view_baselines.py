@@ -49,7 +49,7 @@ from milbench.base import (
     validate_params,
 )
 from milbench.data.bags import Bags, check_bags, resolve_views
-from milbench.experiment import stages
+from milbench.selectors.stage_store import StageRule, StageStore
 
 STRATEGIES = ("I", "II", "III")
 # the view parameters of every view-aware selector: one view (a name or an index) or all, and
@@ -253,10 +253,13 @@ def pairwise_bag_reliability(bags, y, buffer_elems=1 << 22):
 class _ScoreViewSelector(ViewSelector):
     """Rank features by ``self._scores(bags, y)`` and allocate ``m`` by ``strategy``."""
 
+    _stage_rule = StageRule(downstream=("m", "strategy", "view", "views"))
+
     _parameter_constraints = {
         "m": FRACTION_OR_COUNT,
         "strategy": options(STRATEGIES),
         **VIEW_CONSTRAINTS,
+        "stages": [StageStore, None],
     }
 
     def _allocate(self, scores):
@@ -277,11 +280,11 @@ class _ScoreViewSelector(ViewSelector):
         return sel[np.argsort(-scores[sel], kind="stable")]
 
     def _stage_state(self, bags, y):
-        """Fold stage (milbench.experiment.stages): scores of all columns, whatever m / strategy / views."""
+        """Fold stage (served by the runner through a :class:`~milbench.selectors.stage_store.StageStore`): scores of all columns, whatever m / strategy / views."""
         return {"scores": np.asarray(self._scores(bags, y), float)}
 
     def _fit(self, bags, y):
-        state = stages.lookup(self, bags, y)
+        state = None if self.stages is None else self.stages.lookup(self, bags, y)
         self.scores_ = (self._stage_state(bags, y) if state is None else state)["scores"]
         self.support_ = self._allocate(self.scores_)
         self.diagnostics_ = {f"n_selected_{n}": 0 for n in self.view_names_}
@@ -298,12 +301,14 @@ class BagInfoGain(_ScoreViewSelector):
         "bag_statistic": options(("max", "min", "mean")),
     }
 
-    def __init__(self, m=200, strategy="I", bag_statistic="max", view=None, views=None):
+    def __init__(self, m=200, strategy="I", bag_statistic="max", view=None, views=None,
+                 stages=None):
         self.m = m
         self.strategy = strategy
         self.bag_statistic = bag_statistic
         self.view = view
         self.views = views
+        self.stages = stages
 
     def _scores(self, bags, y):
         return bag_information_gain(bags, y, self.bag_statistic)
@@ -312,11 +317,12 @@ class BagInfoGain(_ScoreViewSelector):
 class InstanceInfoGain(_ScoreViewSelector):
     """[iig] instance-level information gain (instances inherit bag labels)."""
 
-    def __init__(self, m=200, strategy="I", view=None, views=None):
+    def __init__(self, m=200, strategy="I", view=None, views=None, stages=None):
         self.m = m
         self.strategy = strategy
         self.view = view
         self.views = views
+        self.stages = stages
 
     def _scores(self, bags, y):
         return instance_information_gain(bags, y)
@@ -325,11 +331,12 @@ class InstanceInfoGain(_ScoreViewSelector):
 class PairwiseBagReliability(_ScoreViewSelector):
     """[fs] pairwise bag-reliability score (module docstring)."""
 
-    def __init__(self, m=200, strategy="I", view=None, views=None):
+    def __init__(self, m=200, strategy="I", view=None, views=None, stages=None):
         self.m = m
         self.strategy = strategy
         self.view = view
         self.views = views
+        self.stages = stages
 
     def _scores(self, bags, y):
         return pairwise_bag_reliability(bags, y)

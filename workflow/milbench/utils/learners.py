@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 from importlib import import_module
+from numbers import Integral
+
+import sklearn
 
 SKLEARN_ESTIMATORS = {
     "logistic": "sklearn.linear_model:LogisticRegression",
@@ -18,6 +21,7 @@ SKLEARN_ESTIMATORS = {
 
 
 def _tree():
+    # not at import: +90 ms on every workflow parse (check_method imports this module)
     from sklearn.tree import DecisionTreeClassifier
     return DecisionTreeClassifier(min_samples_leaf=2)  # a pruned-ish tree standing in for PART
 
@@ -44,7 +48,6 @@ def make_estimator(name, params=None, random_state=None):
 def reusable(est):
     """Does refitting ``est`` in place give the model a fresh ``clone(est)`` would?  True unless
     it warm-starts or draws from a shared ``RandomState`` (a seed or None is re-read per fit)."""
-    from numbers import Integral
     params = est.get_params(deep=True)
     return not any(v for k, v in params.items() if k.split("__")[-1] == "warm_start") and all(
         v is None or isinstance(v, Integral)
@@ -55,5 +58,4 @@ def sklearn_checked():
     """A scikit-learn config context for refitting an estimator whose parameters were validated
     and on data checked finite once (a feature-subset evaluator): skips both re-checks, results
     unchanged."""
-    import sklearn
     return sklearn.config_context(assume_finite=True, skip_parameter_validation=True)

@@ -1,0 +1,82 @@
+"""The library's layers (docs/architecture.md): no module imports a layer above its own, and
+the module-level imports form no cycle.  Read from the source with ``ast`` (nothing imported)."""
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1] / "workflow" / "milbench"
+
+# layer of a module, by the longest matching prefix (docs/architecture.md's table)
+LAYERS = {
+    "milbench.utils": 0,
+    "milbench.data": 1,
+    "milbench.registry": 1,       # a table of 'module:Class' strings, imported only when asked
+    "milbench.chains": 2,
+    "milbench.base": 2,
+    "milbench.preprocessing": 2,
+    "milbench.classifiers": 2,
+    "milbench.selectors": 2,
+    "milbench.testing": 3,
+    "milbench.experiment": 4,
+    "milbench.report": 5,
+}
+
+
+def layer(name):
+    best = max((p for p in LAYERS if name == p or name.startswith(p + ".")), key=len, default=None)
+    return None if best is None else LAYERS[best]
+
+
+def modules():
+    for path in sorted(ROOT.rglob("*.py")):
+        parts = ("milbench",) + path.relative_to(ROOT).with_suffix("").parts
+        yield ".".join(p for p in parts if p != "__init__"), path
+
+
+def imports(path, top_only=False):
+    """Absolute milbench modules imported by a file (``from milbench.x import y`` counts
+    ``milbench.x.y`` when that is a module)."""
+    tree = ast.parse(path.read_text())
+    nodes = tree.body if top_only else ast.walk(tree)
+    found = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("milbench"):
+            assert node.level == 0, f"{path}: relative import"
+            found.add(node.module)
+            found.update(f"{node.module}.{a.name}" for a in node.names
+                         if (ROOT.joinpath(*node.module.split(".")[1:], a.name + ".py")).is_file())
+        elif isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("milbench"))
+    return found
+
+
+def test_every_module_has_a_layer():
+    assert [name for name, _ in modules() if name != "milbench" and layer(name) is None] == []
+
+
+@pytest.mark.parametrize("name, path", list(modules()), ids=lambda v: str(v)[-40:])
+def test_no_upward_import(name, path):
+    if name == "milbench":
+        return
+    up = sorted(m for m in imports(path) if layer(m) is not None and layer(m) > layer(name))
+    assert up == [], f"{name} (layer {layer(name)}) imports a layer above it: {up}"
+
+
+def test_no_import_cycle():
+    graph = {name: {m for m in imports(path, top_only=True) if m != name}
+             for name, path in modules()}
+    state = {}
+
+    def visit(node, trail):
+        state[node] = "open"
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == "open":
+                raise AssertionError("import cycle: " + " -> ".join(trail + [node, dep]))
+            if dep in graph and dep not in state:
+                visit(dep, trail + [node])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [])
