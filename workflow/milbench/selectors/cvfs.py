@@ -51,6 +51,7 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from milbench.base import COUNT, FRACTION_OR_COUNT, n_from_fraction
+from milbench.data.bags import stack
 from milbench.selectors.stage_store import StageRule, StageStore
 from milbench.selectors.view_baselines import VIEW_CONSTRAINTS, ViewSelector, minmax_scale
 
@@ -166,10 +167,9 @@ class CVFS(ViewSelector):
         self.stages = stages
 
     def _stage_state(self, bags, y, ranges=None):
-        """Fold stage (served by the runner through a :class:`~milbench.selectors.stage_store.StageStore`): φ(s) of every view (default: all views), computed per
-        view (representatives are found per view); m, r, max_iter, view act downstream."""
-        from milbench.data.bags import stack
-
+        """Fold stage (see :mod:`~milbench.selectors.stage_store`): φ(s) of every view (default:
+        all views), computed per view (representatives are found per view); m, r, max_iter,
+        view act downstream."""
         X, offsets = stack(bags)
         X = minmax_scale(X)
         phi = np.zeros(self.n_features_in_)

@@ -72,6 +72,7 @@ from dataclasses import dataclass, field
 from numbers import Integral, Real
 
 import numpy as np
+from joblib import Parallel, delayed, effective_n_jobs
 from sklearn.base import clone
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 from sklearn.utils import check_random_state
@@ -291,7 +292,6 @@ class _CachedFitness:
             if self.parallel is None or len(masks) == 1:
                 res = _fitness_chunk(*self.args, masks, src)
             else:
-                from joblib import delayed
                 n_chunks = min(len(masks), self.n_workers)   # one round trip per worker
                 chunks = np.array_split(np.arange(len(masks)), n_chunks)
                 parts = self.parallel(
@@ -352,7 +352,8 @@ class HyDRMI(FeatureSubsetTransformer):
     n_jobs : joblib workers for fitness evaluations (None = 1).
     random_state : seeds ReliefF-MI sampling, inner folds, GA runs and the classifier.
 
-    Fold stage (served by the runner through a :class:`~milbench.selectors.stage_store.StageStore`): the ReliefF-MI weights of step 1 (metric, k, m,
+    Fold stage (see :mod:`~milbench.selectors.stage_store`): the ReliefF-MI weights of step 1
+    (metric, k, m,
     instance_metric and the derived sampling seed); everything else is downstream.
     """
 
@@ -466,7 +467,6 @@ class HyDRMI(FeatureSubsetTransformer):
                                       self.warm_restarts if self.warm_start else None)
         y_val = np.concatenate([y[va] for _, va in folds])
 
-        from joblib import Parallel, effective_n_jobs
         n_workers = effective_n_jobs(self.n_jobs)
         runs = []
         if n_workers > 1:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 
 import numpy as np
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
 from milbench.base import NON_NEGATIVE, PROBABILITY, MILTransformer, options
 from milbench.data.bags import stack
@@ -43,7 +44,8 @@ class BagLDA(MILTransformer):
         self.stages = stages
 
     def _stage_state(self, bags, y01):
-        """Fold stage (served by the runner through a :class:`~milbench.selectors.stage_store.StageStore`): the fitted discriminant's attributes."""
+        """Fold stage (see :mod:`~milbench.selectors.stage_store`): the fitted discriminant's
+        attributes."""
         X, offsets = stack(bags)
         yi = np.repeat(y01, np.diff(offsets))
         lda = self._make_lda()
@@ -53,7 +55,6 @@ class BagLDA(MILTransformer):
         return pack_attributes(lda, "lda.")
 
     def _make_lda(self):
-        from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
         return LinearDiscriminantAnalysis(solver=self.solver, shrinkage=self.shrinkage,
                                           tol=self.tol, n_components=1)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+from sklearn.decomposition import PCA
 
 from milbench.base import FRACTION_OR_COUNT, MILTransformer, n_from_fraction
 from milbench.selectors.stage_store import StageRule, StageStore
@@ -11,7 +12,6 @@ from milbench.selectors.stage_store import StageRule, StageStore
 def truncated_pca(state, k, random_state=None):
     """A fitted ``PCA(k, svd_solver="full")`` from a full-SVD state: the same attributes as a
     k-component fit (its SVD is the full one, sliced; signs are flipped per component)."""
-    from sklearn.decomposition import PCA
 
     def head(a):        # as sklearn: a copy of the first k, memory layout kept
         return np.array(a[:k], copy=True)
@@ -34,7 +34,8 @@ def truncated_pca(state, k, random_state=None):
 
 class BagPCA(MILTransformer):
     """PCA fitted on the stacked training instances; ``dims`` is a fraction of D or a count.
-    Fold stage (served by the runner through a :class:`~milbench.selectors.stage_store.StageStore`): the full SVD; ``dims`` only truncates it."""
+    Fold stage (see :mod:`~milbench.selectors.stage_store`): the full SVD; ``dims`` only truncates
+    it."""
 
     _stage_rule = StageRule(downstream=("dims",), ignored=("random_state",))
 
@@ -50,7 +51,6 @@ class BagPCA(MILTransformer):
         self.stages = stages
 
     def _stage_state(self, bags, y):
-        from sklearn.decomposition import PCA
         X = np.concatenate(bags)
         full = PCA(svd_solver="full").fit(X)
         return {"mean": full.mean_, "components": full.components_,

@@ -332,7 +332,8 @@ class ReliefFMI(FeatureSubsetTransformer):
     bags, paper 180; both capped by the data), percent (fraction or count of features kept;
     None = W > 0), instance_metric ('manhattan' as in the paper, or 'euclidean'),
     random_state (bag sampling when m < #bags), block_size (elements per distance block).
-    Fold stage (served by the runner through a :class:`~milbench.selectors.stage_store.StageStore`): W and the sampling diagnostics; ``percent`` is downstream.
+    Fold stage (see :mod:`~milbench.selectors.stage_store`): W and the sampling diagnostics;
+    ``percent`` is downstream.
     """
 
     _stage_rule = StageRule(downstream=("percent",), random=True)

@@ -48,7 +48,7 @@ from milbench.base import (
     options,
     validate_params,
 )
-from milbench.data.bags import Bags, check_bags, resolve_views
+from milbench.data.bags import Bags, check_bags, resolve_views, segment_reduce, stack
 from milbench.selectors.stage_store import StageRule, StageStore
 
 STRATEGIES = ("I", "II", "III")
@@ -180,8 +180,6 @@ def best_split_information_gain(V, y):
 
 def bag_statistic(X, offsets, statistic="max"):
     """(n_bags, d) per-bag summary of stacked instances."""
-    from milbench.data.bags import segment_reduce
-
     if statistic == "max":
         return segment_reduce(X, offsets, np.maximum)
     if statistic == "min":
@@ -193,16 +191,12 @@ def bag_statistic(X, offsets, statistic="max"):
 
 def bag_information_gain(bags, y, statistic="max"):
     """[big] score per feature (module docstring)."""
-    from milbench.data.bags import stack
-
     X, offsets = stack(bags)
     return best_split_information_gain(bag_statistic(X, offsets, statistic), y)
 
 
 def instance_information_gain(bags, y):
     """[iig] score per feature: instances inherit their bag's label."""
-    from milbench.data.bags import stack
-
     X, offsets = stack(bags)
     return best_split_information_gain(X, np.repeat(y, np.diff(offsets)))
 
@@ -215,8 +209,6 @@ def pairwise_bag_reliability(bags, y, buffer_elems=1 << 22):
     Cost Θ(N_instances · N_negative_instances · d) — every bag pair is compared feature by
     feature; features are processed in chunks through one preallocated float32 buffer of about
     ``buffer_elems`` elements."""
-    from milbench.data.bags import stack
-
     X, offsets = stack(bags)
     X = minmax_scale(X).astype(np.float32)
     sizes = np.diff(offsets)
@@ -280,7 +272,8 @@ class _ScoreViewSelector(ViewSelector):
         return sel[np.argsort(-scores[sel], kind="stable")]
 
     def _stage_state(self, bags, y):
-        """Fold stage (served by the runner through a :class:`~milbench.selectors.stage_store.StageStore`): scores of all columns, whatever m / strategy / views."""
+        """Fold stage (see :mod:`~milbench.selectors.stage_store`): scores of all columns,
+        whatever m / strategy / views."""
         return {"scores": np.asarray(self._scores(bags, y), float)}
 
     def _fit(self, bags, y):
