@@ -398,3 +398,28 @@ def test_chain_data_sets_of_two_sources_never_share_a_path(tmp_path):
     synthetic, real = paths.values()
     assert synthetic == {"results/bags/corel-cats@synthetic", "results/chains/corel-cats@synthetic"}
     assert len(real) == 2 and not real & synthetic
+
+
+def test_missing_dataset_file_fails_at_dry_run_even_with_bags_built(tmp_path):
+    """A `datasets:` entry whose file is gone fails `snakemake -n`, naming the entry, the path
+    and what a relative path is relative to, even when its bags exist from an earlier run."""
+    from milbench.experiment.config import missing_dataset_files
+
+    data = tmp_path / "mine.csv"
+    data.write_text("1,b1,0.5,1.0\n0,b2,0.1,2.0\n")
+    cfg = e2e_config()
+    cfg["datasets"] = {"mine": {"format": "csv", "path": "mine.csv"}}
+    assert missing_dataset_files(cfg, root=tmp_path) == []
+    for f in ("instances.parquet", "bags.parquet", "meta.json"):   # bags of an earlier run
+        (tmp_path / "results" / "bags" / "mine").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "results" / "bags" / "mine" / f).write_text("")
+    cfg["datasets"]["mine"]["path"] = "moved/mine.csv"
+    (msg,) = missing_dataset_files(cfg, root=tmp_path)
+    assert "datasets: mine: path 'moved/mine.csv' is not a file" in msg
+    assert str(tmp_path.resolve()) in msg
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump(cfg))
+    res = subprocess.run(SNAKEMAKE + ["-d", str(tmp_path), "--configfile",
+                                      str(tmp_path / "config.yaml"), "-n"],
+                         capture_output=True, text=True)
+    assert res.returncode != 0
+    assert "datasets: mine: path 'moved/mine.csv' is not a file" in res.stdout + res.stderr

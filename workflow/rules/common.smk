@@ -19,6 +19,7 @@ from milbench.experiment.config import (
     job_runtime,
     job_threads,
     method_settings,
+    missing_dataset_files,
 )
 from milbench.experiment.grid import check_method, expand_methods
 from milbench.experiment.stages import shared_stages
@@ -45,6 +46,10 @@ for exp, cfg in EXPERIMENTS.items():
 METHOD_STAGE, STAGE_SPECS = {}, {}
 for _exp in EXPERIMENTS:
     METHOD_STAGE[_exp], STAGE_SPECS[_exp] = shared_stages(METHODS[_exp])
+
+missing = missing_dataset_files(config)
+if missing:
+    raise ValueError("\n".join(missing))
 
 clash = set(BUILTIN) & set(USER)
 if clash:

@@ -119,6 +119,22 @@ def job_runtime(minutes_per_cell, n_cells, threads):
     return int(minutes_per_cell) * -(-int(n_cells) // int(threads))
 
 
+def missing_dataset_files(config, root="."):
+    """Messages for the ``datasets:`` entries whose ``path`` (or c45 ``names``) is not a file.
+
+    Relative paths are relative to ``root``, the working directory Snakemake runs in (its
+    ``--directory``), as for every input of a rule.  Checked at parse time whether or not the
+    entry's bags were built already, so a wrong path never reuses stale bags silently."""
+    out = []
+    for name, spec in sorted((config.get("datasets") or {}).items()):
+        for key in ("path", "names"):
+            given = spec.get(key)
+            if given is not None and not (Path(root) / given).is_file():
+                out.append(f"datasets: {name}: {key} {given!r} is not a file (relative paths are "
+                           f"relative to the working directory {str(Path(root).resolve())!r})")
+    return out
+
+
 def chain_settings(config, chain):
     """``config["chains"][chain]`` (defaults filled) with its keys, and those of its nested
     objects, in the schema's order: the rules' params of a chain (whose text is a rerun
