@@ -143,10 +143,10 @@ def test_runtime_bars(tmp_path):
     ax = fig.axes[0]
     bars = [c for c in ax.containers if isinstance(c, BarContainer)]
     assert len(bars) == 4 and all(len(b) == 5 for b in bars)    # 4 methods x 5 data sets
-    means = sc.groupby(["method", "dataset"])["fit_seconds"].mean()
+    means = sc.groupby(["method", "dataset"])["fit_cpu_seconds"].mean()     # CPU by default
     midr = [b for b in bars if b.get_label() == "midr+milr"][0]
     assert [p.get_height() for p in midr] == pytest.approx(means["midr+milr"].values)
-    assert ax.get_ylabel() == "Training time (s)"
+    assert ax.get_ylabel() == "Training CPU time (s)"
     _valid(P.save_figure(fig, tmp_path / "rt"))
     # many methods: one panel per data set, one horizontal bar per method
     many = synthetic_scores(4, datasets=("musk1", "fox"), repeats=1, folds=2,
@@ -212,7 +212,7 @@ def test_default_figures_rules(features_scores, ratio_scores):
     one = synthetic_scores(5, datasets=("musk1",), methods=[("none", "milr", 0.0)])
     assert [f["kind"] for f in P.default_figures(one)] == ["runtime"]
     kinds = [(f["kind"], f["metric"]) for f in P.default_figures(features_scores)]
-    assert kinds == [("runtime", "fit_seconds"), ("vs-features", "accuracy"),
+    assert kinds == [("runtime", "fit_cpu_seconds"), ("vs-features", "accuracy"),
                      ("vs-features", "auroc"), ("cd", "accuracy"), ("cd", "auroc")]
     kinds = [f["kind"] for f in P.default_figures(ratio_scores)]
     assert kinds == ["runtime", "vs-ratio", "vs-ratio", "cd", "cd"]
@@ -221,7 +221,7 @@ def test_default_figures_rules(features_scores, ratio_scores):
 def test_make_figures_defaults_and_determinism(ratio_scores, tmp_path):
     a = P.make_figures(ratio_scores, None, tmp_path / "a")
     assert [p.name for p in a] == [
-        "runtime_fit_seconds.png", "runtime_fit_seconds.svg", "vs-ratio_accuracy.png",
+        "runtime_fit_cpu_seconds.png", "runtime_fit_cpu_seconds.svg", "vs-ratio_accuracy.png",
         "vs-ratio_accuracy.svg", "vs-ratio_auroc.png", "vs-ratio_auroc.svg",
         "cd_accuracy.png", "cd_accuracy.svg", "cd_auroc.png", "cd_auroc.svg"]
     b = P.make_figures(ratio_scores, [{"kind": "cd", "metric": "auroc"}], tmp_path / "b")

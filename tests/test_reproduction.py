@@ -220,7 +220,7 @@ def test_report_captions_render(caption):
                        "friedman_accuracy", "friedman_accuracy_ranks",
                        "friedman_accuracy_nemenyi", "friedman_accuracy_excluded", "custom"],
              "figures": ["cd_accuracy", "vs-features_auroc", "vs-ratio_accuracy",
-                         "heatmap_accuracy", "runtime_fit_seconds", "other"]}.get(caption, [None])
+                         "heatmap_accuracy", "runtime_fit_cpu_seconds", "other"]}.get(caption, [None])
     bodies = set()
     for name in names:
         wc = SimpleNamespace(experiment="midr", **({"name": name} if name else {}))

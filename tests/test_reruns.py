@@ -129,7 +129,7 @@ def test_killed_run_resumes_to_the_same_scores(copy, tmp_path):
     assert kept, planned                                 # at least the first method survives
     subprocess.run(base + ["--cores", "1", TARGET], check=True, capture_output=True)
     assert {f: (runs / f).stat().st_mtime_ns for f in kept} == kept
-    timing = ["fit_seconds", "fit_cpu_seconds", "predict_seconds"]
+    timing = ["fit_seconds", "fit_cpu_seconds", "predict_seconds", "predict_cpu_seconds"]
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / TARGET).drop(columns=timing),
                                   pd.read_parquet(copy / TARGET).drop(columns=timing))
 

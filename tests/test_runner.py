@@ -11,7 +11,7 @@ from milbench.experiment.config import experiment_defaults, experiment_settings
 from milbench.experiment.grid import expand_methods
 from milbench.experiment.runner import CellError, parse_cell, run_method
 
-TIMING = ["fit_seconds", "fit_cpu_seconds", "predict_seconds"]
+TIMING = ["fit_seconds", "fit_cpu_seconds", "predict_seconds", "predict_cpu_seconds"]
 EXP = experiment_defaults({"datasets": ["musk1"],
                            "protocol": {"kind": "kfold", "folds": 3, "repeats": 2, "seed": 0},
                            "classifiers": [{"name": "mi-simple", "estimator": "tree"}]})

@@ -79,7 +79,7 @@ def test_outputs(finished_run):
     assert sorted(zip(stage.repeat, stage.fold)) == [(0, 0), (0, 1)]
 
 
-TIMING = ["fit_seconds", "fit_cpu_seconds", "predict_seconds"]
+TIMING = ["fit_seconds", "fit_cpu_seconds", "predict_seconds", "predict_cpu_seconds"]
 
 
 def test_method_jobs_equal_the_per_fold_design(finished_run):

@@ -24,10 +24,10 @@ def fitted_pipeline(est):
 def score_row(est, train, test, method, experiment, dataset, repeat, fold, ratio, fit_wall,
               fit_cpu, bags, transductive):
     """The scores row of a fitted pipeline on one fold's test bags."""
-    t1 = time.perf_counter()
+    t1 = time.process_time(), time.perf_counter()
     scores = est.decision_function(test)
     pred = est.predict(test)
-    predict_seconds = time.perf_counter() - t1
+    predict_cpu, predict_seconds = time.process_time() - t1[0], time.perf_counter() - t1[1]
     pipe = fitted_pipeline(est)
     y = test.labels
     row = {
@@ -41,6 +41,7 @@ def score_row(est, train, test, method, experiment, dataset, repeat, fold, ratio
         "accuracy": accuracy_score(y, (np.asarray(pred) > 0).astype(int)),
         "auroc": roc_auc_score(y, scores) if len(set(y.tolist())) == 2 else np.nan,
         "fit_seconds": fit_wall, "fit_cpu_seconds": fit_cpu, "predict_seconds": predict_seconds,
+        "predict_cpu_seconds": predict_cpu,
         "n_features": int(pipe[:-1].transform(test.subset([0])).n_features),
         "n_train": len(train), "n_test": len(test),
         "best_params": to_json(getattr(est, "best_params_", {})),
@@ -93,14 +94,17 @@ def aggregate_rows(frames):
 
 
 def summarise(scores, metrics=("accuracy", "auroc")):
-    """Mean and std of each metric and of fit time per dataset × method (× training ratio),
-    carrying each method's parameter columns (sel.*, clf.*) and the synthetic flag.  Per-seed
-    rows (a ``seed`` column: HyDR-MI ``combine="per-seed"``) are averaged with the folds, as
+    """Mean and std of each metric and of fit / predict time per dataset × method (× training
+    ratio): CPU seconds (the process's own, whatever else runs on the machine) and wall seconds
+    beside them, carrying each method's parameter columns (sel.*, clf.*) and the synthetic
+    flag.  Per-seed rows (a ``seed`` column: HyDR-MI ``combine="per-seed"``) are averaged with the folds, as
     Zafra et al. (2013, §4) average their five runs; ``seeds`` counts them."""
     keys = ["dataset", "method", "selector", "classifier"]
     if scores["train_ratio"].notna().any():
         keys.append("train_ratio")
-    cols = [m for m in metrics if m in scores] + ["fit_seconds", "predict_seconds", "n_features"]
+    times = [c for c in ("fit_cpu_seconds", "predict_cpu_seconds", "fit_seconds", "predict_seconds")
+             if c in scores]
+    cols = [m for m in metrics if m in scores] + times + ["n_features"]
     g = scores.groupby(keys, sort=True, dropna=False)
     out = g[cols].mean().add_suffix("_mean").join(g[cols].std(ddof=1).add_suffix("_std"))
     out["n"] = g.size()
