@@ -35,13 +35,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
 from scipy import sparse
-from sklearn.cluster import KMeans, MiniBatchKMeans
 
 from milbench.data.bags import Bags
 
-# cv2 and skimage are imported inside the functions that use them: heavy, image steps only
+# cv2, skimage, sklearn.cluster and joblib are imported inside the functions that use them:
+# 1.2 s of imports per process that the chain jobs not calling them need not pay
 VIEWS = ("hsv", "hog", "lbp")
 DEFAULT_POSITIVE = ("tiger", "lion", "leopard")
 # Corel-5k animal keywords that are not cats (negatives are drawn from these).
@@ -303,6 +302,7 @@ def transfer_cut(B, n_pixels, k, groups=None, random_state=0):
     emb = (Dx_inv @ (B @ ncut))[rep]
     emb /= np.linalg.norm(emb, axis=1, keepdims=True) + 1e-10
     k_eff = min(k_eff, n_groups)
+    from sklearn.cluster import KMeans
     km = KMeans(n_clusters=k_eff, n_init=4, random_state=random_state)
     lab = km.fit_predict(emb, sample_weight=cnt)
     return lab[groups]
@@ -512,6 +512,7 @@ def _parallel(fn, args, n_jobs):
     n_jobs = min(int(n_jobs or 1), len(args) // MIN_IMAGES_PER_WORKER)
     if n_jobs <= 1:
         return [fn(*a) for a in args]
+    from joblib import Parallel, delayed
     return Parallel(n_jobs=n_jobs, backend="loky")(delayed(fn)(*a) for a in args)
 
 
@@ -519,6 +520,8 @@ def fit_codebooks(paths, views=VIEWS, n_words=256, pixels_per_image=500, random_
                   n_jobs=1, max_iter=100):
     """One k-means codebook per view (MiniBatchKMeans, unsupervised), fitted on a seeded sample
     of ``pixels_per_image`` pixels from every image.  Returns {view: (n_words, d) float32}."""
+    from sklearn.cluster import MiniBatchKMeans
+
     seeds = np.random.SeedSequence(random_state).generate_state(len(paths))
     samples = _parallel(_sample_one, [(p, views, pixels_per_image, int(s))
                                       for p, s in zip(paths, seeds)], n_jobs)

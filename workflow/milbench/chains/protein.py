@@ -19,7 +19,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from sklearn.neighbors import NearestNeighbors
 
 
 def bag_means(bags):
@@ -38,6 +37,7 @@ def knn_edges(bags, k=5, standardize=True):
     if standardize:
         sd = M.std(0)
         M = (M - M.mean(0)) / np.where(sd > 0, sd, 1.0)
+    from sklearn.neighbors import NearestNeighbors  # heavy: this step only
     nn = NearestNeighbors(n_neighbors=k + 1).fit(M)
     _, ind = nn.kneighbors(M)
     src, dst = [], []

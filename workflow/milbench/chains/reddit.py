@@ -33,7 +33,6 @@ import html
 
 import numpy as np
 import pandas as pd
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from milbench.data.bags import Bags
 
@@ -184,6 +183,8 @@ def title_view(titles, n_terms=200):
     """(N, n_terms) float32 TF-IDF (l2-normalised rows) over the ``n_terms`` most frequent
     terms, and the term list (padded with ``<unused-k>`` zero columns when the corpus has
     fewer terms)."""
+    from sklearn.feature_extraction.text import TfidfVectorizer  # heavy: this step only
+
     docs = [html.unescape(str(t)) for t in titles]
     vec = TfidfVectorizer(max_features=n_terms, stop_words="english", lowercase=True,
                           token_pattern=r"(?u)\b[a-zA-Z][a-zA-Z]+\b", dtype=np.float32)

@@ -3,8 +3,9 @@ an inner-CV grid search when anything is tuned), fitted on the fold's training b
 on its test bags.
 
 ``transductive: true`` (experiment level) gives every fit the dataset's other bags, labels
-removed, as unlabeled nodes (:class:`Unlabeled`, :class:`MILPipeline`): the setting of
-the WebKB runs of Zhang et al. (2011, NIPS, §3.1), for classifiers whose ``fit`` takes ``unlabeled``.
+removed, as unlabeled nodes (:class:`Unlabeled`, :class:`MILPipeline`): the setting of the
+WebKB runs of Zhang et al. (2011, NIPS, §3.1), for classifiers whose ``fit`` takes
+``unlabeled``.
 """
 from __future__ import annotations
 

@@ -97,13 +97,13 @@ def summarise(scores, metrics=("accuracy", "auroc")):
     """Mean and std of each metric and of fit / predict time per dataset × method (× training
     ratio): CPU seconds (the process's own, whatever else runs on the machine) and wall seconds
     beside them, carrying each method's parameter columns (sel.*, clf.*) and the synthetic
-    flag.  Per-seed rows (a ``seed`` column: HyDR-MI ``combine="per-seed"``) are averaged with the folds, as
-    Zafra et al. (2013, §4) average their five runs; ``seeds`` counts them."""
+    flag.  Per-seed rows (a ``seed`` column: HyDR-MI ``combine="per-seed"``) are averaged with
+    the folds, as Zafra et al. (2013, §4) average their five runs; ``seeds`` counts them."""
     keys = ["dataset", "method", "selector", "classifier"]
     if scores["train_ratio"].notna().any():
         keys.append("train_ratio")
-    times = [c for c in ("fit_cpu_seconds", "predict_cpu_seconds", "fit_seconds", "predict_seconds")
-             if c in scores]
+    times = [c for c in ("fit_cpu_seconds", "predict_cpu_seconds", "fit_seconds",
+                         "predict_seconds") if c in scores]
     cols = [m for m in metrics if m in scores] + times + ["n_features"]
     g = scores.groupby(keys, sort=True, dropna=False)
     out = g[cols].mean().add_suffix("_mean").join(g[cols].std(ddof=1).add_suffix("_std"))

@@ -12,12 +12,13 @@ stored, and served to every method sharing it.
 
 Selectors with a stage and their downstream (not stored) parameters:
 
-* ``relieff-mi``: feature weights W of ReliefF-MI (hydr-mi.txt §3.1, Listing 1); ``percent``.
-* ``hydr-mi``: its ReliefF-MI weighting (hydr-mi.txt §3.1); everything but metric, k, m,
-  instance_metric (the GA depends on the classifier).
-* ``big`` / ``iig`` / ``fs``: per-feature scores (cvfs-mil.txt §4.1), computed on all columns
-  whatever the views; ``m``, ``strategy``, ``view``, ``views``.
-* ``cvfs``: φ(s) per view (cvfs-mil.txt §3, Eqs. 2-6; needs the view partition, part of the
+* ``relieff-mi``: feature weights W of ReliefF-MI (Zafra et al. 2013, §3.1, Listing 1);
+  ``percent``.
+* ``hydr-mi``: its ReliefF-MI weighting (Zafra et al. 2013, §3.1); everything but metric, k,
+  m, instance_metric (the GA depends on the classifier).
+* ``big`` / ``iig`` / ``fs``: per-feature scores (Wu et al. 2014, §4.1), computed on all
+  columns whatever the views; ``m``, ``strategy``, ``view``, ``views``.
+* ``cvfs``: φ(s) per view (Wu et al. 2014, §3, Eqs. 2-6; needs the view partition, part of the
   key); ``m``, ``r``, ``max_iter``, ``view`` (the T-/λ-step alternation is downstream).
 * ``pca``: full SVD (``svd_solver="full"``; the first k components equal a k-component fit,
   sign included); ``dims``; ``random_state`` is unused by the full solver.
@@ -31,7 +32,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from milbench.data.bags import check_bags, resolve_views
+from milbench.data.bags import check_bags
 from milbench.preprocessing import BagScaler
 from milbench.registry import make, resolve
 from milbench.selectors.stage_store import (
@@ -74,14 +75,15 @@ def stage_spec(selector_spec):
     """The config entry reduced to what determines the stored state, defaults filled in; None
     for unsupported selectors ('none', 'midr') and when ``tune`` varies a stage parameter."""
     name = selector_spec["name"]
-    if _rule(name) is None:                # unknown names raise KeyError
+    rule = _rule(name)                     # unknown names raise KeyError
+    if rule is None:
         return None
     defaults = _defaults(name)
     given = {k: v for k, v in selector_spec.items() if k not in RESERVED}
     unknown = set(given) - set(defaults)
     if unknown:
         raise ValueError(f"selector {name}: unknown parameter(s) {sorted(unknown)}")
-    keep = stage_params(name)
+    keep = rule.stage_params(defaults)
     if set(selector_spec.get("tune") or {}) & set(keep):
         return None
     params = {**defaults, **given}
@@ -133,9 +135,7 @@ def fit_stage(train_bags, y, selector_spec, random_state=None, views=None):
     sel = make("selector", {"name": name, **params})
     bags, y01, _ = check_bags(train_bags, y)
     if isinstance(sel, ViewSelector):
-        sel.n_features_in_ = bags[0].shape[1]
-        sel.view_names_, sel.view_ranges_ = resolve_views(train_bags, getattr(sel, "views", None),
-                                                          sel.n_features_in_)
+        sel._resolve_views(train_bags, bags[0].shape[1])
     state = {k: np.asarray(v) for k, v in sel._stage_state(bags, y01).items()}
     state["_fingerprint"] = np.array(data_fingerprint(bags, y01))
     state["_key"] = np.array(selector_key(sel))

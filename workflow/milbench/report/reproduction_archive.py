@@ -37,7 +37,7 @@ import pandas as pd
 import yaml
 
 from milbench.experiment.config import chain_settings, load_config
-from milbench.report.targets import TABLE_COLUMNS, TARGET_KEY, paper_key, yaml_lines
+from milbench.report.targets import TABLE_COLUMNS, TARGET_KEY, paper_key, schema_error, yaml_lines
 
 __all__ = ["archive", "load_archive", "ArchiveError", "Run", "ARCHIVE_DIR", "REPO"]
 
@@ -80,14 +80,10 @@ def _validator():
 def _check_meta(meta, where, text=None):
     """Raise :class:`ArchiveError` for the first schema error (a field's own before the
     rules between fields), naming ``where`` and the line of the field."""
-    errors = sorted(_validator().iter_errors(meta),
-                    key=lambda e: (e.validator in ("not", "required"), [str(p) for p in e.path]))
-    if errors:
-        path = list(errors[0].path)
-        if text is not None:
-            where = f"{where}, line {yaml_lines(text)(path)}"
-        field = "/".join(map(str, path))
-        raise ArchiveError(f"{where}: {field + ': ' if field else ''}{errors[0].message}")
+    message = schema_error(_validator(), meta, where, None if text is None else yaml_lines(text),
+                           rank=lambda e: e.validator in ("not", "required"))
+    if message:
+        raise ArchiveError(message)
 
 
 def _read_csv(path, legacy):

@@ -15,15 +15,12 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-import yaml
-
 from milbench.report.reproduction_archive import ARCHIVE_DIR, ArchiveError, load_archive
 from milbench.report.targets import (
     EXPERIMENTS,
     TARGET_KEY,
     TARGETS_DIR,
-    load_gaps,
-    load_targets,
+    load_paper,
     within,
 )
 
@@ -263,9 +260,7 @@ def _paper_page(paper, meta, tg, runs, results, gaps, summary):
 
 
 def _load(paper, targets_dir, archive_dir):
-    meta = yaml.safe_load((Path(targets_dir) / f"{paper}.yaml").read_text())
-    tg = load_targets(paper, targets_dir)
-    gaps = load_gaps(paper, targets_dir)
+    tg, gaps, meta = load_paper(paper, targets_dir)
     runs = load_archive(paper, archive_dir)
     names = {r.name for r in runs}
     for g in gaps:

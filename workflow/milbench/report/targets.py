@@ -56,16 +56,25 @@ def _validator(part):
     return jsonschema.Draft202012Validator(_schema()[part])
 
 
+def schema_error(validator, obj, where, line_of=None, rank=lambda e: ()):
+    """The first schema error of ``obj`` as a message naming ``where``, the line
+    ``line_of(path)`` gives for the offending field and the field; None when it is valid.
+    Errors are ordered by ``rank(error)``, then by field path."""
+    errors = sorted(validator.iter_errors(obj), key=lambda e: (rank(e), [str(p) for p in e.path]))
+    if not errors:
+        return None
+    path = list(errors[0].path)
+    field = "/".join(map(str, path))
+    if line_of is not None:
+        where = f"{where}, line {line_of(path)}"
+    return f"{where}: {field + ': ' if field else ''}{errors[0].message}"
+
+
 def _check(part, obj, where, line_of=None):
-    """Raise :class:`TargetError` for the first schema error, naming ``where`` (and the
-    line ``line_of(path)`` gives for the offending field)."""
-    errors = sorted(_validator(part).iter_errors(obj), key=lambda e: [str(p) for p in e.path])
-    if errors:
-        path = list(errors[0].path)
-        field = "/".join(map(str, path))
-        if line_of is not None:
-            where = f"{where}, line {line_of(path)}"
-        raise TargetError(f"{where}: {field + ': ' if field else ''}{errors[0].message}")
+    """Raise :class:`TargetError` for the first schema error (:func:`schema_error`)."""
+    message = schema_error(_validator(part), obj, where, line_of)
+    if message:
+        raise TargetError(message)
 
 
 def yaml_lines(text):
@@ -131,7 +140,7 @@ def _csv_rows(path):
 
 
 def _read(experiment, directory=TARGETS_DIR):
-    """The target rows and the gap explanations of one experiment, validated
+    """The target rows, the gap explanations and the YAML of one experiment, validated
     (:class:`TargetError` otherwise)."""
     meta_path = Path(directory) / f"{experiment}.yaml"
     text = meta_path.read_text()
@@ -166,7 +175,7 @@ def _read(experiment, directory=TARGETS_DIR):
             protocol=f"{r['note']}. {text}" if "note" in r else text,
             reference=f"{meta['text']} line {meta['tables'][r['source']]}",
             note=r.get("note", ""), protocol_id=r["protocol"]))
-    return rows, _gaps(meta.get("gaps", []), rows, meta_path, csv_path.name, line_of)
+    return rows, _gaps(meta.get("gaps", []), rows, meta_path, csv_path.name, line_of), meta
 
 
 def _selected(row, selector):
@@ -199,14 +208,15 @@ def _gaps(entries, rows, meta_path, csv_name, line_of):
     return out
 
 
-def _rows(experiment, directory=TARGETS_DIR):
-    """The target rows of one experiment, validated (:class:`TargetError` otherwise)."""
-    return _read(experiment, directory)[0]
+def load_paper(experiment, directory=TARGETS_DIR):
+    """(targets DataFrame, gaps, YAML mapping) of one experiment, read and checked once."""
+    rows, gaps, meta = _read(paper_key(experiment), directory)
+    return pd.DataFrame(rows, columns=_COLUMNS), gaps, meta
 
 
 def load_targets(experiment, directory=TARGETS_DIR) -> pd.DataFrame:
     """The targets of one experiment read from ``directory`` (checked against the schema)."""
-    return pd.DataFrame(_rows(paper_key(experiment), directory), columns=_COLUMNS)
+    return load_paper(experiment, directory)[0]
 
 
 def load_gaps(experiment, directory=TARGETS_DIR) -> list:
@@ -214,7 +224,7 @@ def load_gaps(experiment, directory=TARGETS_DIR) -> list:
     dicts with ``line`` (in the YAML), ``keys`` (the :data:`TARGET_KEY` tuples of the
     targets it explains, in file order), ``runs`` (archive entries it is about; None: all)
     and ``text`` (whitespace collapsed)."""
-    return _read(paper_key(experiment), directory)[1]
+    return load_paper(experiment, directory)[1]
 
 
 @lru_cache(maxsize=None)

@@ -92,13 +92,17 @@ class ViewSelector(FeatureSubsetTransformer):
     def fit(self, X, y=None):
         validate_params(self)
         bags, y01, classes = check_bags(X, y)
-        self.n_features_in_ = bags[0].shape[1]
-        self.view_names_, self.view_ranges_ = resolve_views(X, getattr(self, "views", None),
-                                                            self.n_features_in_)
+        self._resolve_views(X, bags[0].shape[1])
         self.classes_ = classes
         self._fit(bags, y01)
         self._set_output()
         return self
+
+    def _resolve_views(self, X, n_features):
+        """Set ``n_features_in_``, ``view_names_`` and ``view_ranges_`` for input ``X``."""
+        self.n_features_in_ = n_features
+        self.view_names_, self.view_ranges_ = resolve_views(X, getattr(self, "views", None),
+                                                            n_features)
 
     def _view_of(self):
         owner = np.empty(self.n_features_in_, int)
