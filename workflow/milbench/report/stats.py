@@ -192,6 +192,40 @@ def nemenyi_cliques(avg_ranks, cd):
             if j > i and (i == 0 or j > ends[i - 1])]
 
 
+def friedman_note(k, N, cd=None, reject=None, n_nemenyi_significant=None):
+    """What a Friedman result over N blocks and k methods cannot say, in words ("" when
+    nothing): Demšar (2006, §3.2.2) wants N > 10 and k > 5 for the chi2 / F approximations;
+    a Nemenyi CD at least k - 1 (the largest possible rank difference) means no pair can ever
+    differ; an omnibus rejection with no post-hoc pair beyond the CD means the methods are not
+    all equal, but the less powerful post-hoc test cannot say which differ (§3.2.2)."""
+    notes = []
+    if N <= 10 or k <= 5:
+        notes.append(f"N = {N} blocks and k = {k} methods: Demšar (2006) wants N > 10 and k > 5 "
+                     "for the Friedman chi2 / Iman-Davenport F approximations, read p as rough")
+    if cd is not None and cd >= k - 1:
+        notes.append(f"Nemenyi CD {cd:.2f} >= k - 1 = {k - 1}, the largest possible rank "
+                     f"difference: no pair can differ with N = {N}; add data sets")
+    elif reject and n_nemenyi_significant == 0:
+        notes.append("Iman-Davenport rejects 'all methods equal' but no pair differs by more "
+                     "than the Nemenyi CD: the post-hoc test is less powerful than the omnibus "
+                     "test, so the methods are not all equal, but these data do not say which "
+                     "differ")
+    return "; ".join(notes)
+
+
+def pairwise_note(test, n_pairs, alpha=0.05, over="folds"):
+    """What a two-method test on ``n_pairs`` matched pairs cannot say ("" when nothing): an
+    exact Wilcoxon signed-rank p is at least 2 / 2^n, so n < log2(2 / alpha) pairs can never
+    reject (Demšar 2006, §3.1.3); a t-test over data sets wants about 30 of them (§3.1.2)."""
+    if test == "wilcoxon" and n_pairs >= 1 and 2.0 / 2 ** n_pairs > alpha:
+        return (f"{n_pairs} pairs: the smallest possible Wilcoxon p is "
+                f"{2.0 / 2 ** n_pairs:.3g} > alpha = {alpha:g}, so no difference can be found")
+    if test == "paired-t" and over == "datasets" and n_pairs < 30:
+        return (f"{n_pairs} data sets: Demšar (2006, §3.1.2) advises against a t-test over "
+                "fewer than about 30 data sets (normality); prefer wilcoxon")
+    return ""
+
+
 # ----------------------------------------------------------------------------- tables
 def natural_key(v):
     """Sort key ordering 'clf2' before 'clf10', for every method ordering (tables, figures)."""
@@ -253,7 +287,9 @@ def _pairwise_table(df, e):
                 row.update(wilcoxon_signed_rank(xa, xb, e.get("zero_method", "wilcox"), **how))
             diff = row.get("mean_diff", row["mean_a"] - row["mean_b"])
             row.update(n_missing=int((np.isnan(xa) | np.isnan(xb)).sum()), missing="; ".join(miss),
-                       better=(a if (diff > 0) == hib else b) if diff == diff and diff else "")
+                       better=(a if (diff > 0) == hib else b) if diff == diff and diff else "",
+                       note=pairwise_note(test, row.get("n_pairs", 0), alpha,
+                                          "datasets" if blocks == ["dataset"] else "folds"))
             family.append(row)
         ps = np.array([r["p"] for r in family], dtype=float)
         for r, pa in zip(family, holm(ps) if e["correction"] == "holm" else ps):
@@ -286,12 +322,18 @@ def _friedman_tables(df, e):
             continue
         fr = friedman(complete.to_numpy(), e["higher_is_better"], bool(e.get("tie_correction")))
         cdn, cdb = (critical_difference(k, N, alpha, t) for t in ("nemenyi", "bonferroni-dunn"))
-        summ.append({**row, "chi2": fr["chi2"], "df": fr["df"], "p": fr["p"], "F_ID": fr["F"],
-                     "df1": fr["df1"], "df2": fr["df2"], "p_ID": fr["p_F"],
-                     "reject": bool(fr["p_F"] <= alpha), "q_nemenyi": critical_value(k, alpha),
-                     "cd_nemenyi": cdn, "q_bonferroni_dunn": critical_value(
-                         k, alpha, "bonferroni-dunn"), "cd_bonferroni_dunn": cdb, "note": ""})
         R = pd.Series(fr["avg_ranks"], index=complete.columns).sort_values(kind="mergesort")
+        pairs = [{**gd, "metric": metric, "method_a": a, "method_b": b, "rank_a": R[a],
+                  "rank_b": R[b], "rank_diff": R[b] - R[a], "cd_nemenyi": cdn,
+                  "significant": bool(R[b] - R[a] > cdn)}
+                 for a, b in itertools.combinations(R.index, 2)]
+        reject = bool(fr["p_F"] <= alpha)
+        summ.append({**row, "chi2": fr["chi2"], "df": fr["df"], "p": fr["p"], "F_ID": fr["F"],
+                     "df1": fr["df1"], "df2": fr["df2"], "p_ID": fr["p_F"], "reject": reject,
+                     "q_nemenyi": critical_value(k, alpha), "cd_nemenyi": cdn,
+                     "q_bonferroni_dunn": critical_value(k, alpha, "bonferroni-dunn"),
+                     "cd_bonferroni_dunn": cdb, "note": friedman_note(
+                         k, N, cdn, reject, sum(p["significant"] for p in pairs))})
         post = (None if control is None
                 else posthoc_vs_control(R, N, control, alpha, e["correction"]))
         for m in R.index:
@@ -300,10 +342,7 @@ def _friedman_tables(df, e):
             if post is not None:
                 rank_rows[-1].update(control=control, **post.loc[m].to_dict(),
                                      beyond_cd_bonferroni_dunn=bool(abs(R[m] - R[control]) > cdb))
-        nem_rows += [{**gd, "metric": metric, "method_a": a, "method_b": b, "rank_a": R[a],
-                      "rank_b": R[b], "rank_diff": R[b] - R[a], "cd_nemenyi": cdn,
-                      "significant": bool(R[b] - R[a] > cdn)}
-                     for a, b in itertools.combinations(R.index, 2)]
+        nem_rows += pairs
     return (pd.DataFrame(summ), pd.DataFrame(rank_rows), pd.DataFrame(nem_rows),
             pd.DataFrame(excl_rows, columns=[*e["group_by"], "metric", "block",
                                              "missing_methods", "reason"]))
