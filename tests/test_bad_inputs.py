@@ -284,6 +284,9 @@ DRY_RUN_CASES = [
     ("folds-above-minority-class", lambda e: e["protocol"].update(folds=46),
      "experiment tiny: protocol on musk1: 46-fold CV needs at least 46 bags per class; "
      "class counts [45, 47]"),
+    ("label-names-two-methods",
+     lambda e: e.update(classifiers=[{"name": "milr", "C": [1.0, 2.0], "label": "L"}]),
+     "experiment tiny: label 'none + L' names 2 different methods"),
 ]
 
 
@@ -303,11 +306,11 @@ def parse_time_check(config):
     """The method check workflow/rules/common.smk runs on every experiment when the workflow is
     parsed (``snakemake -n``), with its error prefix."""
     for exp, cfg in config["experiments"].items():
-        for m in expand_methods(cfg):
-            try:
+        try:
+            for m in expand_methods(cfg):
                 check_method(m["selector"], m["classifier"])
-            except ValueError as e:
-                raise ValueError(f"experiment {exp}: {e}") from None
+        except ValueError as e:
+            raise ValueError(f"experiment {exp}: {e}") from None
 
 
 def test_parse_time_check_is_the_rules_check():

@@ -478,12 +478,12 @@ def test_run_stats_too_few_blocks_is_reported():
 
 
 def test_default_stats_when_nothing_configured(scores):
-    entries = S.default_stats(scores, "auroc")
+    entries = S.default_stats(scores, ["auroc", "accuracy"])
     assert entries == [{"test": "friedman", "metric": "auroc"},
                        {"test": "paired-t", "metric": "auroc"},
                        {"test": "friedman", "metric": "accuracy"},
                        {"test": "paired-t", "metric": "accuracy"}]
-    res = S.run_stats(scores, [], metric_default="auroc")
+    res = S.run_stats(scores, [], metrics=["auroc", "accuracy"])
     assert list(res) == ["friedman_auroc", "friedman_auroc_ranks", "friedman_auroc_nemenyi",
                          "friedman_auroc_excluded", "paired-t_auroc", "friedman_accuracy",
                          "friedman_accuracy_ranks", "friedman_accuracy_nemenyi",
@@ -503,3 +503,34 @@ def test_control_by_classifier_or_selector_name(scores):
         S.run_stats(scores, [{"test": "friedman", "control": "milr"}])
     with pytest.raises(ValueError, match="correction"):
         S.run_stats(scores, [{"test": "paired-t", "correction": "bonferroni"}])
+
+
+def test_friedman_note_says_when_it_cannot_say_much():
+    """Issue #28's case, N = 2 data sets and k = 14 methods: CD 14.03 exceeds any rank gap."""
+    cd = S.critical_difference(14, 2)
+    assert cd == pytest.approx(14.03, abs=0.01)
+    note = S.friedman_note(14, 2, cd, reject=True, n_nemenyi_significant=0)
+    assert "N = 2 blocks and k = 14 methods: Demšar (2006) wants N > 10 and k > 5" in note
+    assert "Nemenyi CD 14.03 >= k - 1 = 13" in note
+    # enough blocks, omnibus rejects, no pair beyond the CD: explained
+    cd = S.critical_difference(6, 12)
+    assert cd < 5
+    assert S.friedman_note(6, 12, cd, True, 0).startswith("Iman-Davenport rejects")
+    assert S.friedman_note(6, 12, cd, True, 2) == "" == S.friedman_note(6, 12, cd, False, 0)
+
+
+def test_pairwise_note_on_too_few_pairs():
+    assert S.pairwise_note("wilcoxon", 5).startswith("5 pairs: the smallest possible Wilcoxon "
+                                                     "p is 0.0625 > alpha = 0.05")
+    assert S.pairwise_note("wilcoxon", 6) == ""      # 2 / 64 = 0.031
+    # the bound is SciPy's exact p of the most extreme sample
+    assert sps.wilcoxon(np.arange(1.0, 6.0)).pvalue == pytest.approx(2 / 2 ** 5)
+    assert "advises against a t-test" in S.pairwise_note("paired-t", 10, over="datasets")
+    assert S.pairwise_note("paired-t", 10, over="folds") == ""
+
+
+def test_notes_reach_the_tables(scores):
+    two = scores[scores["dataset"].isin(["musk1", "musk2"])]
+    res = S.run_stats(two, [{"test": "friedman"}, {"test": "wilcoxon"}])
+    assert "N = 2 blocks" in res["friedman_accuracy"]["note"].iloc[0]
+    assert res["wilcoxon_accuracy"]["note"].str.startswith("2 pairs").all()

@@ -39,6 +39,7 @@ rule scores:
                        category="{experiment}", subcategory="tables"),
     params:
         metrics=lambda wc: EXPERIMENTS[wc.experiment]["metrics"],
+        labels=lambda wc: method_labels(EXPERIMENTS[wc.experiment]),
     conda:
         "../../envs/milbench.yaml"
     log:

@@ -21,7 +21,7 @@ from milbench.experiment.config import (
     method_settings,
     missing_dataset_files,
 )
-from milbench.experiment.grid import check_method, expand_methods
+from milbench.experiment.grid import check_method, expand_methods, method_labels
 from milbench.experiment.stages import shared_stages
 from milbench.registry import add_code_dirs
 
@@ -31,17 +31,15 @@ BUILTIN = sorted(k for k, v in MANIFEST.items() if v["format"] != "archive")
 USER = sorted(config["datasets"])
 RAW_FILES = {f["path"]: f for v in MANIFEST.values() for f in v["files"]}
 EXPERIMENTS = config["experiments"]
-METHODS = {
-    exp: {(m["selector_id"], m["classifier_id"]): m for m in expand_methods(cfg)}
-    for exp, cfg in EXPERIMENTS.items()
-}
 # configuration mistakes of every method fail here, at parse time (`snakemake -n`)
+METHODS = {}
 for exp, cfg in EXPERIMENTS.items():
-    for m in METHODS[exp].values():
-        try:
+    try:
+        METHODS[exp] = {(m["selector_id"], m["classifier_id"]): m for m in expand_methods(cfg)}
+        for m in METHODS[exp].values():
             check_method(m["selector"], m["classifier"])
-        except ValueError as e:
-            raise ValueError(f"experiment {exp}: {e}") from None
+    except ValueError as e:
+        raise ValueError(f"experiment {exp}: {e}") from None
 
 METHOD_STAGE, STAGE_SPECS = {}, {}
 for _exp in EXPERIMENTS:

@@ -5,6 +5,7 @@ import pandas as pd
 
 from milbench.data.store import read_bags
 from milbench.experiment.runner import run_method
+from milbench.experiment.scoring import method_warnings
 from milbench.experiment.stages import frame_to_stages
 from milbench.registry import add_code_dirs
 from milbench.utils.runlog import setup
@@ -20,6 +21,8 @@ rows = run_method(read_bags(Path(snakemake.input.bags).parent),
                   stages=frame_to_stages(pd.read_parquet(stage[0])) if stage else None)
 rows.to_parquet(snakemake.output[0], index=False)
 # per-seed rows (HyDR-MI combine: per-seed) share their cell's selector fit: CPU counted once
-log.info("%d cells: accuracy %.4f, auroc %.4f, fit %.1f s CPU in all (%d rows)", len(p.cells),
-         rows.accuracy.mean(), rows.auroc.mean(),
-         rows.groupby(["repeat", "fold"]).fit_cpu_seconds.max().sum(), len(rows))
+log.info("%d cells: accuracy %.4f, balanced accuracy %.4f, auroc %.4f, fit %.1f s CPU in all "
+         "(%d rows)", len(p.cells), rows.accuracy.mean(), rows.balanced_accuracy.mean(),
+         rows.auroc.mean(), rows.groupby(["repeat", "fold"]).fit_cpu_seconds.max().sum(), len(rows))
+for warning in method_warnings(rows):
+    log.warning("%s", warning)

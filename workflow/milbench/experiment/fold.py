@@ -24,7 +24,7 @@ from sklearn.pipeline import Pipeline
 from milbench.data.bags import Bags
 from milbench.data.folds import split
 from milbench.experiment.grid import PER_SEED_UNTUNED, label, strip_tune
-from milbench.experiment.scoring import fitted_pipeline, score_row
+from milbench.experiment.scoring import METRICS, fitted_pipeline, score_row
 from milbench.preprocessing import BagScaler
 from milbench.registry import make, resolve
 from milbench.selectors.stage_store import STORE_PARAM, StageStore
@@ -128,9 +128,8 @@ def build_estimator(scale, selector, classifier, seed=0, inner_folds=5, inner_me
                        memory=memory)
     if not grid:
         return pipe
-    scoring = {"accuracy": "accuracy", "auroc": "roc_auc"}[inner_metric]
     return GridSearchCV(pipe, grid, cv=StratifiedKFold(inner_folds, shuffle=True, random_state=seed),
-                        scoring=scoring, n_jobs=n_jobs, refit=True, error_score="raise")
+                        scoring=METRICS[inner_metric], n_jobs=n_jobs, refit=True, error_score="raise")
 
 
 def dataset_views(bags):

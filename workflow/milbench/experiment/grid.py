@@ -5,6 +5,8 @@ Config conventions (workflow/schemas/config.schema.yaml):
 * a selector / classifier entry is ``{name: <registry name>, <param>: value, ...}``;
 * a list-valued parameter expands into a grid of separate methods (to pass a literal list,
   wrap it: ``[[a, b]]``); dict values are passed whole;
+* ``label: text`` names the entry in tables and figures (``method`` column) instead of
+  ``name(param=value, ...)``; it changes no id, file or fit;
 * ``tune: {param: [values]}`` is an inner-CV search space: the job runs a stratified
   ``inner_folds``-fold GridSearchCV on the training bags of the outer fold only
   (:func:`milbench.experiment.fold.build_estimator`);
@@ -21,7 +23,7 @@ from milbench.base import validate_params
 from milbench.registry import make
 from milbench.utils.learners import make_estimator
 
-RESERVED = ("name", "tune")
+RESERVED = ("name", "tune", "label")
 PER_SEED_UNTUNED = ("per-seed results cannot be tuned (an inner grid search picks one "
                     "setting); drop `tune`")
 
@@ -62,12 +64,52 @@ def label(spec):
     return f"{spec['name']}({inner})"
 
 
+def method_label(selector, classifier):
+    """The ``method`` column of a selector + classifier pair (specs without ``label``)."""
+    return f"{label(selector)} + {label(classifier)}"
+
+
+def entry_methods(selector, classifier):
+    """The methods of one selector entry x one classifier entry of a config: every grid point
+    pair, with ids; a ``label:`` is taken off the specs (it names, never changes, a method:
+    ids, files and fits ignore it) into ``label``, the ``method`` column shown for it."""
+    out = []
+    for s in expand_grid(selector):
+        for c in expand_grid(classifier):
+            s0, c0 = ({k: v for k, v in e.items() if k != "label"} for e in (s, c))
+            out.append({"selector": s0, "classifier": c0, "selector_id": method_id(s0),
+                        "classifier_id": method_id(c0), "label": f"{s.get('label') or label(s0)}"
+                        f" + {c.get('label') or label(c0)}"})
+    return out
+
+
 def expand_methods(exp):
-    """All (selector entry, classifier entry) pairs of an experiment (defaults filled), with ids."""
-    sels = [e for s in exp["selectors"] for e in expand_grid(s)]
-    clfs = [e for c in exp["classifiers"] for e in expand_grid(c)]
-    return [{"selector": s, "classifier": c, "selector_id": method_id(s),
-             "classifier_id": method_id(c)} for s in sels for c in clfs]
+    """All (selector entry, classifier entry) pairs of an experiment (defaults filled), with ids
+    (:func:`entry_methods`).  Two methods shown under one ``label`` are a ValueError."""
+    methods = [m for s in exp["selectors"] for c in exp["classifiers"]
+               for m in entry_methods(s, c)]
+    shown, names = {}, {}
+    for m in methods:
+        auto = method_label(m["selector"], m["classifier"])
+        shown.setdefault(m["label"], set()).add(auto)
+        names.setdefault(auto, set()).add(m["label"])
+    for lab, ms in shown.items():
+        if len(ms) > 1:
+            raise ValueError(f"label {lab!r} names {len(ms)} different methods "
+                             f"({'; '.join(sorted(ms))}): labels must be unique (a labelled "
+                             "entry with a list-valued parameter gives every grid point its "
+                             "label; write one entry per point)")
+    for auto, labs in names.items():
+        if len(labs) > 1:
+            raise ValueError(f"method {auto} is configured twice, as {' and '.join(sorted(labs))}")
+    return methods
+
+
+def method_labels(exp):
+    """{automatic ``method`` label: configured label} of the experiment's labelled methods."""
+    return {method_label(m["selector"], m["classifier"]): m["label"]
+            for m in expand_methods(exp)
+            if m["label"] != method_label(m["selector"], m["classifier"])}
 
 
 def strip_tune(spec):

@@ -99,8 +99,9 @@ from milbench.experiment.fold import (
     dataset_views,
     shares_selector_fits,
 )
-from milbench.experiment.grid import expand_grid, expand_methods, label, method_id, strip_tune
+from milbench.experiment.grid import entry_methods, expand_methods, label, strip_tune
 from milbench.experiment.runner import fit_stage_cell, run_cell
+from milbench.experiment.scoring import METRICS
 from milbench.experiment.stages import scale_bags, shared_stages
 from milbench.registry import add_code_dirs, make, resolve
 from milbench.selectors.hydr import _CachedFitness, _inner_folds, fitness_evaluator, genetic_search
@@ -176,15 +177,12 @@ def families(exp):
     out = []
     for i, s in enumerate(exp["selectors"]):
         for j, c in enumerate(exp["classifiers"]):
-            ms = [{"selector": a, "classifier": b, "selector_id": method_id(a),
-                   "classifier_id": method_id(b)}
-                  for a in expand_grid(s) for b in expand_grid(c)]
-            out.append(((i, j), f"{_short(s)} + {_short(c)}", ms))
+            out.append(((i, j), f"{_short(s)} + {_short(c)}", entry_methods(s, c)))
     return out
 
 
 def _short(spec):
-    lab = label({k: v for k, v in spec.items() if k != "tune"})
+    lab = spec.get("label") or label({k: v for k, v in spec.items() if k not in ("tune", "label")})
     if spec.get("tune"):
         lab += " tune " + "x".join(str(len(v)) for v in spec["tune"].values())
     return lab if len(lab) <= 60 else lab[:57] + "..."
@@ -311,7 +309,7 @@ def _draw_tuned(ctx, task):
         stage_cpu = time.process_time() - t
     train, test, inner, val, seed = _inner_split(ctx, task["cell"], K)
     fit_kw = {"unlabeled": Unlabeled(ctx["bags"])} if exp["transductive"] else {}
-    scorer = get_scorer({"accuracy": "accuracy", "auroc": "roc_auc"}[exp["inner_metric"]])
+    scorer = get_scorer(METRICS[exp["inner_metric"]])
     views = dataset_views(ctx["bags"])
     caching = caches_selector_fits(m["selector"], m["classifier"])
     groups, fits = [], []

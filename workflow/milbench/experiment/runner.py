@@ -39,7 +39,7 @@ from milbench.experiment.config import (
     method_settings,
 )
 from milbench.experiment.fold import dataset_views, run_fold
-from milbench.experiment.grid import expand_methods, label
+from milbench.experiment.grid import expand_methods, label, method_labels
 from milbench.experiment.scoring import aggregate_rows
 from milbench.experiment.stages import fit_stage, scale_bags, stage_to_frame
 from milbench.registry import add_code_dirs
@@ -204,7 +204,7 @@ def run_experiment(exp, bags, *, dataset, experiment="notebook", threads=1, log=
         frames.append(run_method(bags, folds, m, method_settings(exp, m),
                                  experiment=experiment, dataset=dataset,
                                  cells=fold_keys(exp["protocol"]), threads=threads, log=log))
-    return aggregate_rows(frames)
+    return aggregate_rows(frames, method_labels(exp))
 
 
 def main(argv=None):

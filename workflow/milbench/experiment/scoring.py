@@ -1,19 +1,72 @@
-"""Scores: the row of one fitted fold (accuracy, AUROC, timings, diagnostics), the method files
-of an experiment checked and joined into its scores, and their summary per data set x method.
+"""Scores: the row of one fitted fold (the configured metrics, predicted positives, timings,
+diagnostics), the method files of an experiment checked and joined into its scores, their
+summary per data set x method, and the warnings a reader of accuracy must not miss
+(imbalanced classes, one class predicted, fits stopped at their iteration cap).
 """
 from __future__ import annotations
 
 import json
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
-from sklearn.metrics import accuracy_score, roc_auc_score
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.metrics import get_scorer
 
-from milbench.experiment.grid import RESERVED, label, to_json
+from milbench.experiment.grid import RESERVED, method_label, to_json
 
 RUN_COLUMNS = ("dataset", "method", "repeat", "fold", "diagnostics")
+
+#: metric name (``metrics:``, ``inner_metric:``, score columns) -> scikit-learn scorer name.
+#: Every metric is scikit-learn's scorer, outer folds and inner CV alike.
+METRICS = {
+    "accuracy": "accuracy", "balanced_accuracy": "balanced_accuracy", "f1": "f1",
+    "precision": "precision", "recall": "recall", "matthews_corrcoef": "matthews_corrcoef",
+    "auroc": "roc_auc", "average_precision": "average_precision",
+}
+#: metrics of the bag scores' ranking (decision_function): undefined on a one-class test set.
+RANKING = ("auroc", "average_precision")
+#: positive-bag share (of all test bags of a data set) below which, or above 1 minus which,
+#: accuracy is flagged: it then mostly measures the majority rate.
+IMBALANCE = 0.2
+
+
+class FoldPredictions(ClassifierMixin, BaseEstimator):
+    """One fold's bag predictions and scores posing as a fitted classifier, so that
+    scikit-learn's scorers (``get_scorer``) compute every metric from them exactly as
+    GridSearchCV scores an inner fold, without predicting again."""
+
+    def __init__(self, predictions, scores, classes):
+        self.predictions = predictions
+        self.scores = scores
+        self.classes = classes
+
+    def fit(self, X=None, y=None):
+        self.classes_ = np.asarray(self.classes)
+        return self
+
+    def predict(self, X):
+        return self.predictions
+
+    def decision_function(self, X):
+        return self.scores
+
+
+def fold_metrics(y, predictions, scores, metrics=tuple(METRICS)):
+    """{metric: value} of one fold's test bags by scikit-learn's scorers (:data:`METRICS`);
+    a ranking metric on a one-class test set is NaN, a precision with no predicted positive
+    is 0 (scikit-learn's warning silenced: :func:`method_warnings` says it once a method)."""
+    est = FoldPredictions(np.asarray(predictions), np.asarray(scores, float), (0, 1)).fit()
+    y = np.asarray(y)
+    out = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)   # UndefinedMetricWarning, one-class y
+        for m in metrics:
+            out[m] = (np.nan if m in RANKING and np.unique(y).size < 2
+                      else float(get_scorer(METRICS[m])(est, y, y)))
+    return out
 
 
 def fitted_pipeline(est):
@@ -26,7 +79,7 @@ def score_row(est, train, test, method, experiment, dataset, repeat, fold, ratio
     """The scores row of a fitted pipeline on one fold's test bags."""
     t1 = time.process_time(), time.perf_counter()
     scores = est.decision_function(test)
-    pred = est.predict(test)
+    pred = (np.asarray(est.predict(test)) > 0).astype(int)   # labels 0 / 1 whatever classes_
     predict_cpu, predict_seconds = time.process_time() - t1[0], time.perf_counter() - t1[1]
     pipe = fitted_pipeline(est)
     y = test.labels
@@ -36,10 +89,10 @@ def score_row(est, train, test, method, experiment, dataset, repeat, fold, ratio
             {k: v for k, v in method["selector"].items() if k != "name"}),
         "classifier": method["classifier"]["name"], "classifier_params": to_json(
             {k: v for k, v in method["classifier"].items() if k != "name"}),
-        "method": f"{label(method['selector'])} + {label(method['classifier'])}",
+        "method": method_label(method["selector"], method["classifier"]),
         "repeat": repeat, "fold": fold, "train_ratio": ratio,
-        "accuracy": accuracy_score(y, (np.asarray(pred) > 0).astype(int)),
-        "auroc": roc_auc_score(y, scores) if len(set(y.tolist())) == 2 else np.nan,
+        **fold_metrics(y, pred, scores),
+        "n_positive": int(np.sum(y == 1)), "n_predicted_positive": int(np.sum(pred == 1)),
         "fit_seconds": fit_wall, "fit_cpu_seconds": fit_cpu, "predict_seconds": predict_seconds,
         "predict_cpu_seconds": predict_cpu,
         "n_features": int(pipe[:-1].transform(test.subset([0])).n_features),
@@ -75,16 +128,20 @@ def check_run_files(run_files):
     return pd.DataFrame(rows, columns=["file", "rows"])
 
 
-def aggregate(run_files):
+def aggregate(run_files, labels=None):
     """The method files of an experiment -> its scores (:func:`aggregate_rows`)."""
-    return aggregate_rows([pd.read_parquet(f) for f in run_files])
+    return aggregate_rows([pd.read_parquet(f) for f in run_files], labels)
 
 
-def aggregate_rows(frames):
-    """Concatenate per-fold rows into scores; order rows deterministically.  Every numeric
-    fit diagnostic (the JSON ``diagnostics`` column) also gets a column ``diag.<step>.<key>``
-    (e.g. ``diag.select.orthonormality_loss``) for figures and pandas filters."""
+def aggregate_rows(frames, labels=None):
+    """Concatenate per-fold rows into scores; order rows deterministically.  ``labels``
+    ({automatic method label: configured ``label:``}, :func:`~milbench.experiment.grid.method_labels`)
+    renames methods here, so a new label reruns no fit.  Every numeric fit diagnostic (the
+    JSON ``diagnostics`` column) also gets a column ``diag.<step>.<key>`` (e.g.
+    ``diag.select.orthonormality_loss``) for figures and pandas filters."""
     scores = pd.concat(frames, ignore_index=True)
+    if labels:
+        scores["method"] = scores["method"].replace(labels)
     diag = pd.DataFrame([{k: v for k, v in json.loads(d).items()
                           if isinstance(v, (int, float)) and not isinstance(v, bool)}
                          for d in scores["diagnostics"]], index=scores.index)
@@ -93,12 +150,48 @@ def aggregate_rows(frames):
                               ignore_index=True)
 
 
+def fold_flags(rows):
+    """Per row of a method's scores: ``one_class`` ("none" / "all" when every test bag was
+    predicted negative / positive, else "") and ``not_converged`` (some fit of the fold stopped
+    at its iteration cap: a ``*.converged`` diagnostic of 0)."""
+    pred = rows.get("n_predicted_positive", pd.Series(np.nan, index=rows.index))
+    one = np.where(pred == 0, "none", np.where(pred == rows["n_test"], "all", ""))
+    capped = rows["diagnostics"].map(lambda d: any(
+        k.endswith("converged") and v == 0 for k, v in json.loads(d).items()))
+    return pd.DataFrame({"one_class": one, "not_converged": capped.astype(bool)},
+                        index=rows.index)
+
+
+def method_warnings(rows):
+    """What a reader of one method's rows on one data set must not miss, in words: an
+    imbalanced test set (accuracy then mostly measures the majority rate), folds where every
+    bag was predicted one class, folds whose fit stopped at its iteration cap."""
+    out, n = [], len(rows)
+    if "n_positive" in rows and rows["n_test"].sum():
+        rate = rows["n_positive"].sum() / rows["n_test"].sum()
+        if min(rate, 1 - rate) < IMBALANCE:
+            out.append(f"positive rate {rate:.0%}: accuracy mostly measures the majority rate "
+                       f"({max(rate, 1 - rate):.3f}); read balanced_accuracy, "
+                       "matthews_corrcoef or auroc")
+    flags = fold_flags(rows)
+    for kind, what in (("none", "no positive bag"), ("all", "every bag positive")):
+        k = int((flags["one_class"] == kind).sum())
+        if k:
+            out.append(f"predicted {what} in {k} of {n} folds")
+    k = int(flags["not_converged"].sum())
+    if k:
+        out.append(f"stopped at its iteration cap (not converged) in {k} of {n} folds")
+    return out
+
+
 def summarise(scores, metrics=("accuracy", "auroc")):
     """Mean and std of each metric and of fit / predict time per dataset × method (× training
     ratio): CPU seconds (the process's own, whatever else runs on the machine) and wall seconds
     beside them, carrying each method's parameter columns (sel.*, clf.*) and the synthetic
     flag.  Per-seed rows (a ``seed`` column: HyDR-MI ``combine="per-seed"``) are averaged with
-    the folds, as Zafra et al. (2013, §4) average their five runs; ``seeds`` counts them."""
+    the folds, as Zafra et al. (2013, §4) average their five runs; ``seeds`` counts them.
+    ``positive_rate``, ``one_class_folds``, ``not_converged_folds`` and ``warnings``
+    (:func:`method_warnings`) say where the means mislead."""
     keys = ["dataset", "method", "selector", "classifier"]
     if scores["train_ratio"].notna().any():
         keys.append("train_ratio")
@@ -109,6 +202,12 @@ def summarise(scores, metrics=("accuracy", "auroc")):
     out = g[cols].mean().add_suffix("_mean").join(g[cols].std(ddof=1).add_suffix("_std"))
     out["n"] = g.size()
     out = out[[f"{c}_{s}" for c in cols for s in ("mean", "std")] + ["n"]]
+    if "n_positive" in scores:
+        out["positive_rate"] = g["n_positive"].sum() / g["n_test"].sum()
+    flags = scores[keys].join(fold_flags(scores)).groupby(keys, sort=True, dropna=False)
+    out["one_class_folds"] = flags["one_class"].agg(lambda v: int((v != "").sum()))
+    out["not_converged_folds"] = flags["not_converged"].sum().astype(int)
+    out["warnings"] = g.apply(lambda rows: "; ".join(method_warnings(rows)), include_groups=False)
     params = [c for c in scores.columns if c.startswith(("sel.", "clf."))]
     if params:
         out = out.join(g[params].first())

@@ -405,29 +405,31 @@ def _setup(entry, scores, metric_default):
     return e, df
 
 
-def default_stats(scores: pd.DataFrame, metric_default: str = "accuracy") -> list[dict]:
-    """The entries run when an experiment configures no ``stats:``: for accuracy and AUROC
-    (``metric_default`` first) a Friedman test over >= 2 data sets and >= 2 methods, and
+def default_stats(scores: pd.DataFrame, metrics: str | Sequence[str] = ("accuracy", "auroc")
+                  ) -> list[dict]:
+    """The entries run when an experiment configures no ``stats:``: for each of ``metrics``
+    (the experiment's ``metrics:``) a Friedman test over >= 2 data sets and >= 2 methods, and
     paired t-tests over matched folds between 2..12 methods inside each data set."""
     n_methods, n_sets = (scores[c].nunique() if c in scores.columns else 0
                          for c in ("method", "dataset"))
     tests = [t for t, ok in (("friedman", n_sets >= 2 and n_methods >= 2),
                              ("paired-t", 2 <= n_methods <= 12
                               and {"repeat", "fold"} <= set(scores.columns))) if ok]
-    return [{"test": t, "metric": m} for m in dict.fromkeys([metric_default, "accuracy", "auroc"])
+    return [{"test": t, "metric": m} for m in dict.fromkeys(_listify(metrics))
             if m in scores.columns and scores[m].notna().any() for t in tests]
 
 
 def run_stats(scores: pd.DataFrame, entries: Sequence[Mapping] | None,
-              metric_default: str = "accuracy", defaults: bool = True
+              metrics: str | Sequence[str] = ("accuracy", "auroc"), defaults: bool = True
               ) -> dict[str, pd.DataFrame]:
     """{table name: DataFrame} of the configured tests (none and ``defaults``: those of
-    :func:`default_stats`): ``<name>`` per pairwise test; per Friedman test ``<name>`` (chi2_F,
+    :func:`default_stats` over ``metrics``, whose first is also an entry's default metric): ``<name>`` per pairwise test; per Friedman test ``<name>`` (chi2_F,
     Iman-Davenport F, Nemenyi and Bonferroni-Dunn q and CD per group), ``<name>_ranks`` (with
     z-tests vs the control), ``<name>_nemenyi`` and ``<name>_excluded``."""
     out: dict[str, pd.DataFrame] = {}
-    for entry in (entries or (default_stats(scores, metric_default) if defaults else [])):
-        e, df = _setup(entry, scores, metric_default)
+    metrics = _listify(metrics)
+    for entry in (entries or (default_stats(scores, metrics) if defaults else [])):
+        e, df = _setup(entry, scores, metrics[0])
         base = str(e.get("name") or f"{e['test']}_{e['metric']}")
         name = next(n for n in itertools.chain([base], (f"{base}_{i}" for i in itertools.count(2)))
                     if n not in out)

@@ -1,0 +1,140 @@
+"""Metrics are scikit-learn's scorers; an imbalanced set, a one-class prediction and a fit stopped
+at its cap are said in words (issue #28): milbench.experiment.scoring."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from sklearn import metrics as skm
+
+from conftest import REPO
+from milbench.data.bags import Bags
+from milbench.experiment.grid import expand_methods, method_labels
+from milbench.experiment.runner import run_experiment
+from milbench.experiment.scoring import (
+    METRICS,
+    fold_flags,
+    fold_metrics,
+    method_warnings,
+    summarise,
+)
+
+SKLEARN = {   # metric -> (scikit-learn's own function, scored on the bag scores?)
+    "accuracy": (skm.accuracy_score, False),
+    "balanced_accuracy": (skm.balanced_accuracy_score, False),
+    "f1": (skm.f1_score, False),
+    "precision": (skm.precision_score, False),
+    "recall": (skm.recall_score, False),
+    "matthews_corrcoef": (skm.matthews_corrcoef, False),
+    "auroc": (skm.roc_auc_score, True),
+    "average_precision": (skm.average_precision_score, True),
+}
+
+
+def test_every_metric_has_a_sklearn_oracle_and_is_in_the_schema():
+    schema = yaml.safe_load((REPO / "workflow" / "schemas" / "config.schema.yaml").read_text())
+    assert set(schema["$defs"]["metric"]["enum"]) == set(METRICS) == set(SKLEARN)
+
+
+@pytest.mark.parametrize("metric", sorted(SKLEARN))
+@pytest.mark.parametrize("seed", [0, 1])
+def test_metric_equals_sklearn_function(metric, seed):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, 37)
+    scores = rng.normal(size=37) + 1.2 * y
+    pred = (scores > 0.4).astype(int)
+    fn, on_scores = SKLEARN[metric]
+    assert fold_metrics(y, pred, scores)[metric] == pytest.approx(
+        fn(y, scores if on_scores else pred), abs=1e-12)
+
+
+def test_one_class_predictions_and_test_sets():
+    y = np.array([0, 0, 0, 1])
+    m = fold_metrics(y, np.zeros(4, int), np.linspace(-1, 1, 4))
+    assert m["accuracy"] == 0.75 and m["balanced_accuracy"] == 0.5
+    assert m["precision"] == 0.0 and m["recall"] == 0.0 and m["matthews_corrcoef"] == 0.0
+    assert m["auroc"] == 1.0
+    m = fold_metrics(np.ones(3, int), np.ones(3, int), np.zeros(3))
+    assert np.isnan(m["auroc"]) and np.isnan(m["average_precision"]) and m["accuracy"] == 1.0
+
+
+def imbalanced_bags(n_bags=60, n_pos=6, seed=0):
+    """``n_pos`` positive bags of ``n_bags`` (10 %), their witness barely shifted: a classifier
+    trained on them predicts every bag negative."""
+    rng = np.random.default_rng(seed)
+    bags = [rng.normal(size=(int(rng.integers(2, 5)), 3)) for _ in range(n_bags)]
+    y = np.zeros(n_bags, int)
+    y[rng.choice(n_bags, n_pos, replace=False)] = 1
+    for b, lab in zip(bags, y):
+        b[0, 0] += 0.2 * lab
+    return Bags.from_list(bags, y, bag_ids=[f"b{i}" for i in range(n_bags)])
+
+
+@pytest.fixture(scope="module")
+def imbalanced_scores():
+    exp = {"protocol": {"kind": "kfold", "folds": 3, "seed": 0},
+           "classifiers": [{"name": "mi-simple", "label": "simple"}, {"name": "milr"}],
+           "metrics": ["balanced_accuracy", "accuracy", "auroc"]}
+    return exp, run_experiment(exp, imbalanced_bags(), dataset="rare")
+
+
+def test_imbalanced_set_accuracy_is_the_majority_rate_and_is_said(imbalanced_scores):
+    exp, scores = imbalanced_scores
+    simple = scores[scores["method"] == "none + simple"]
+    assert len(simple) == 3 and (simple["n_predicted_positive"] == 0).all()
+    # every bag predicted negative: accuracy is the share of negatives, balanced accuracy 0.5
+    assert np.allclose(simple["accuracy"], 1 - simple["n_positive"] / simple["n_test"])
+    assert np.allclose(simple["balanced_accuracy"], 0.5)
+    assert scores.groupby("fold")["n_positive"].first().sum() == 6
+    said = method_warnings(simple)
+    assert said[0].startswith("positive rate 10%: accuracy mostly measures the majority rate "
+                              "(0.900)")
+    assert "predicted no positive bag in 3 of 3 folds" in said
+    summary = summarise(scores, exp["metrics"]).set_index("method")
+    row = summary.loc["none + simple"]
+    assert row["one_class_folds"] == 3 and row["positive_rate"] == pytest.approx(0.1)
+    assert "predicted no positive bag in 3 of 3 folds" in row["warnings"]
+    assert list(summary.columns[:2]) == ["dataset", "selector"]  # method is the index here
+    assert "balanced_accuracy_mean" in summary.columns
+
+
+def test_not_converged_folds_are_counted():
+    rows = pd.DataFrame({
+        "dataset": "d", "method": "m", "selector": "none", "classifier": "c", "repeat": 0,
+        "fold": [0, 1, 2], "train_ratio": np.nan, "accuracy": 0.5, "n_test": 4,
+        "n_positive": 2, "n_predicted_positive": [1, 4, 2], "fit_cpu_seconds": 1.0,
+        "n_features": 3, "synthetic": False,
+        "diagnostics": [json.dumps(d) for d in ({"classify.converged": 0, "classify.n_iter": 5},
+                                                {"classify.converged": 1},
+                                                {"select.converged": 0})]})
+    flags = fold_flags(rows)
+    assert flags["not_converged"].tolist() == [True, False, True]
+    assert flags["one_class"].tolist() == ["", "all", ""]
+    assert method_warnings(rows) == [
+        "predicted every bag positive in 1 of 3 folds",
+        "stopped at its iteration cap (not converged) in 2 of 3 folds"]
+    s = summarise(rows).iloc[0]
+    assert s["not_converged_folds"] == 2 and s["one_class_folds"] == 1
+
+
+def test_labels_rename_methods_and_must_be_unique(imbalanced_scores):
+    exp, scores = imbalanced_scores
+    exp = {"selectors": [{"name": "none"}], **exp}
+    assert set(scores["method"]) == {"none + simple", "none + milr"}
+    assert method_labels(exp) == {"none + mi-simple": "none + simple"}
+    # a label names, never changes, a method: ids and specs are the unlabelled ones
+    m = expand_methods(exp)[0]
+    assert m["classifier"] == {"name": "mi-simple"} and m["classifier_id"] == "mi-simple"
+    twice = {**exp, "classifiers": [{"name": "milr", "C": [1.0, 2.0], "label": "L"}]}
+    with pytest.raises(ValueError, match="label 'none \\+ L' names 2 different methods"):
+        expand_methods(twice)
+
+
+def test_inner_metric_is_a_scorer():
+    exp = {"protocol": {"kind": "kfold", "folds": 2, "seed": 0}, "inner_folds": 2,
+           "inner_metric": "balanced_accuracy",
+           "classifiers": [{"name": "milr", "tune": {"C": [0.1, 10.0]}}]}
+    scores = run_experiment(exp, imbalanced_bags(40, 12, seed=3), dataset="d")
+    assert scores["best_params"].map(json.loads).map(lambda p: p["classify__C"]).isin(
+        [0.1, 10.0]).all()
