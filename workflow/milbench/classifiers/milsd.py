@@ -72,7 +72,8 @@ Departures and readings (stated, not hidden):
 
 Attributes: ``coef_`` (d,), ``intercept_`` (bias weight × ``bias``), ``diagnostics_``
 (n_iter = CCCP rounds, converged, cp_converged, cp_iterations, cp_iterations_max, objective,
-n_bag_edges, n_instance_edges, n_constraints_bag, n_constraints_edge), ``history_`` (per round: objective, cp iterations).
+n_bag_edges, n_instance_edges, n_constraints_bag, n_constraints_edge), ``history_`` (per
+round: objective, cp iterations).
 """
 from __future__ import annotations
 
@@ -458,7 +459,8 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
     bag (only positive bags' rows are used).  Returns (w, ξ, ζ, info) with info holding the
     working sets ``G`` (constraint vectors, edge ones negated), ``lin``, ``block``,
     ``iterations`` and ``converged`` (False when ``max_iter`` rounds ran out before H1 and H2
-    held; :class:`MILSD` then warns).  ``callback(w, ξ, ζ)`` is called after every QP solve (for tests).
+    held; :class:`MILSD` then warns).  ``callback(w, ξ, ζ)`` is called after every QP solve
+    (for tests).
 
     ``solver``: "cd" (:func:`solve_dual_cd`, stopped at a duality gap of
     ``qp_gap``·(C·ε1 + μ·ε2), so the returned (w, ξ + ε1, ζ + ε2) is within
