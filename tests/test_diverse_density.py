@@ -138,7 +138,7 @@ def test_stacked_lbfgs_equals_separate_runs():
         L, C = dd.collective_nldd(dd.scaled_sq_dists(X, A_, B_), po, no)
         return (L, *dd.grad_from_dist_coef(C, X, A_, B_))
 
-    _, _, Ljoint, _ = dd.lbfgs_stacked(fg, A.copy(), Bo.copy(), 2000)
+    _, _, Ljoint, _, _ = dd.lbfgs_stacked(fg, A.copy(), Bo.copy(), 2000)
     Lsep = [dd.lbfgs_stacked(fg, A[r:r + 1].copy(), Bo[r:r + 1].copy(), 2000)[2][0]
             for r in range(len(A))]
     np.testing.assert_allclose(Ljoint, Lsep, rtol=1e-4, atol=1e-4)

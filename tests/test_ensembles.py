@@ -26,7 +26,7 @@ def test_adaboost_equals_sklearn_samme_on_singleton_bags():
                       random_state=0).fit(bags, y)
     ref = AdaBoostClassifier(DecisionTreeClassifier(max_depth=1), n_estimators=8,
                              random_state=0).fit(X, y)
-    assert ours.diagnostics_["n_rounds"] == len(ref.estimators_) == 8
+    assert ours.diagnostics_["n_iter"] == len(ref.estimators_) == 8
     np.testing.assert_allclose(ours.estimator_weights_, ref.estimator_weights_[:8], rtol=1e-8)
     # scikit-learn's SAMME codes the losing class as −α, so its binary score is twice ours
     np.testing.assert_allclose(2 * ours.decision_function(bags), ref.decision_function(X),
@@ -107,7 +107,7 @@ def test_adaboost_with_a_perfect_first_member_is_that_member():
     bags, y = witness_bags()
     base = {"name": "mi-wrapper", "estimator": "tree"}         # unpruned: perfect on training
     m = MIAdaBoost(base=base, n_estimators=5, random_state=0).fit(bags, y)
-    assert m.diagnostics_["n_rounds"] == 1 and m.diagnostics_["stop"] == 1
+    assert m.diagnostics_["n_iter"] == 1 and m.diagnostics_["stop"] == 1
     np.testing.assert_allclose(m.decision_function(bags),
                                m.estimators_[0].decision_function(bags))
 

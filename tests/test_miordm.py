@@ -135,7 +135,7 @@ def test_singleton_bags_reduce_to_plain_odm():
                                    odm.decision_function(Xt), atol=1e-6)
         np.testing.assert_array_equal(mil.predict([x[None] for x in Xt]), odm.predict(Xt))
         assert mil.diagnostics_["stop"] == MIORDM.STOP_REASONS["converged"]
-        assert mil.diagnostics_["rounds"] == 2      # means, then the same instances again
+        assert mil.diagnostics_["n_iter"] == 2      # means, then the same instances again
 
 
 def test_representatives_stop_reasons():
@@ -151,7 +151,7 @@ def test_representatives_stop_reasons():
 def test_first_round_uses_bag_means_and_reps_are_bag_members():
     bags, y = synthetic_mil(1)
     m1 = MIORDM(max_rounds=1, random_state=0).fit(bags, y)
-    assert m1.diagnostics_["rounds"] == 1
+    assert m1.diagnostics_["n_iter"] == 1
     assert m1.diagnostics_["stop"] == MIORDM.STOP_REASONS["max_iter"]
     np.testing.assert_allclose(m1.representatives_, [b.mean(0) for b in bags])
     assert (m1.rep_index_ == -1).all()
@@ -165,7 +165,7 @@ def test_terminates_when_representatives_repeat():
     bags, y = synthetic_mil(2)
     m = MIORDM(lam=16.0, theta=0.6, mu=0.8, random_state=0).fit(bags, y)
     d = m.diagnostics_
-    assert d["stop"] == MIORDM.STOP_REASONS["converged"] and 2 <= d["rounds"] < 50
+    assert d["stop"] == MIORDM.STOP_REASONS["converged"] and 2 <= d["n_iter"] < 50
     # fixed point of Eq. 32: re-selecting with the final model gives the same instances
     X = np.concatenate(bags)
     offsets = np.concatenate([[0], np.cumsum([len(b) for b in bags])])
@@ -186,7 +186,7 @@ def test_cycle_guard_stops_on_a_repeated_set(monkeypatch):
     monkeypatch.setattr(mod, "segment_argmax", lambda s, off: next(picks).copy())
     m = MIORDM(random_state=0).fit(bags, y)
     # round 1 (means) -> A, round 2 (A) -> B, round 3 (B) -> A again: a 2-cycle, stop
-    assert m.diagnostics_["rounds"] == 3
+    assert m.diagnostics_["n_iter"] == 3
     assert m.diagnostics_["stop"] == MIORDM.STOP_REASONS["cycle"]
     np.testing.assert_array_equal(m.rep_index_, B)   # the model of the last round solved
 
@@ -213,7 +213,7 @@ def test_max_rounds_is_honoured():
     bags, y = synthetic_mil(3)
     for cap in (1, 2, 3):
         m = MIORDM(max_rounds=cap, random_state=0).fit(bags, y)
-        assert m.diagnostics_["rounds"] <= cap
+        assert m.diagnostics_["n_iter"] <= cap
 
 
 def test_segment_argmax_first_max_per_bag():
@@ -312,7 +312,7 @@ def test_precomputed_kernel_matches_per_round_kernel(fresh_cache, monkeypatch, f
     fresh_cache.clear()
     per = MIORDM(**kw).fit(bags, y)
     assert len(fresh_cache) == 0 and fresh_cache.misses == 0
-    assert pre.diagnostics_["rounds"] == per.diagnostics_["rounds"] > 1
+    assert pre.diagnostics_["n_iter"] == per.diagnostics_["n_iter"] > 1
     np.testing.assert_array_equal(pre.rep_index_, per.rep_index_)
     np.testing.assert_allclose(pre.history_, per.history_, rtol=1e-12)
     test_bags, _ = synthetic_mil(111)

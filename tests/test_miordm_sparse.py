@@ -110,10 +110,10 @@ def test_sparse_paths_give_the_dense_model(fresh_cache, monkeypatch, kernel, gam
             fits[label] = (est, est.decision_function(test_bags), len(fresh_cache))
     assert [f[2] for f in fits.values()] == [1, 0, 0, 1]     # kernels cached
     ref, ref_dec, _ = fits["dense"]
-    assert ref.diagnostics_["rounds"] > 1
+    assert ref.diagnostics_["n_iter"] > 1
     for est, dec, _ in (fits["dense/round"], fits["csr"], fits["packed"]):
         np.testing.assert_array_equal(est.rep_index_, ref.rep_index_)
-        assert est.diagnostics_["rounds"] == ref.diagnostics_["rounds"]
+        assert est.diagnostics_["n_iter"] == ref.diagnostics_["n_iter"]
         np.testing.assert_allclose(est.dual_coef_, ref.dual_coef_, rtol=0, atol=1e-10)
         np.testing.assert_allclose(est.history_, ref.history_, rtol=1e-11)
         np.testing.assert_allclose(dec, ref_dec, rtol=0, atol=1e-10)

@@ -144,7 +144,7 @@ def test_miboost_learns_and_is_deterministic():
     a = MIBoost(estimator="tree", estimator_params={"max_depth": 2}, random_state=4).fit(bags, y)
     b = MIBoost(estimator="tree", estimator_params={"max_depth": 2}, random_state=4).fit(bags, y)
     np.testing.assert_array_equal(a.decision_function(bags), b.decision_function(bags))
-    assert a.diagnostics_["n_rounds"] >= 1
+    assert a.diagnostics_["n_iter"] >= 1
     np.testing.assert_allclose(a.predict_proba(bags)[:, 1], expit(a.decision_function(bags)))
     off = np.r_[0, np.cumsum([len(x) for x in bags])]
     inst = a.decision_instances(bags)

@@ -69,7 +69,7 @@ def main():
 
     dg = m.diagnostics_
     print(f"MIDR d = {m.n_components_}, C1 = {a.C1:g}, C2 = {a.C2:g}: {it} iterations "
-          f"(converged={bool(dg['midr_converged'])}), objective {dg['midr_objective']:.4f}")
+          f"(converged={bool(dg['converged'])}), objective {dg['midr_objective']:.4f}")
     print(f"  init (PCA + setup): {t_init * 1e3:.1f} ms; fit total {t_fit:.3f} s; "
           f"{per_iter * 1e3:.2f} ms per iteration")
     print(f"  one MILR objective+gradient pass (D = {X.shape[1]}): {t_milr * 1e3:.3f} ms")

@@ -150,7 +150,7 @@ def faculty_table(bags_dir, n_old):
     for label, (c, m, d) in fits.items():
         print(f"  {label:10s} {c:7.2f} s  x{ref[0] / c:5.2f}  {np.abs(d - ref[2]).max():.1e}  "
               f"{np.abs(m.dual_coef_ - ref[1].dual_coef_).max():.1e}  "
-              f"{np.array_equal(m.rep_index_, ref[1].rep_index_)}  {m.diagnostics_['rounds']}",
+              f"{np.array_equal(m.rep_index_, ref[1].rep_index_)}  {m.diagnostics_['n_iter']}",
               flush=True)
 
     pick = [int(best)] + [int(i) for i in np.linspace(0, len(params) - 1, n_old).round()
@@ -301,9 +301,9 @@ def main():
         svc_cpu = best_of(
             lambda: SVC(C=1.0, kernel="rbf", gamma=gamma).fit(R, y), max(args.repeat, 10)).cpu
         d = m.diagnostics_
-        line = (f"{name:9s} {len(X):4d} {sum(map(len, X)):5d} {d['rounds']:6d} {d['sweeps']:6d} "
+        line = (f"{name:9s} {len(X):4d} {sum(map(len, X)):5d} {d['n_iter']:6d} {d['sweeps']:6d} "
                 f"{wall:7.3f} {cpu:7.3f} {PAPER_TABLE5.get(name, float('nan')):7.2f} "
-                f"{svc_cpu:8.4f} {cpu / svc_cpu:8.1f} {cpu / d['rounds'] / svc_cpu:9.1f}")
+                f"{svc_cpu:8.4f} {cpu / svc_cpu:8.1f} {cpu / d['n_iter'] / svc_cpu:9.1f}")
         if args.pure_dcd:
             pw = best_of(lambda: MIORDM(**kw, newton_every=0).fit(X, y), 1).cpu
             line += f" {pw:11.3f}"

@@ -6,10 +6,12 @@ bag scores (positive class when > 0) and is separate from ``predict``.
 """
 from __future__ import annotations
 
+import warnings
 from numbers import Integral, Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from milbench.data.bags import BagError, Bags, check_bags
@@ -25,6 +27,23 @@ def validate_params(est):
     check = getattr(est, "_check_parameter_rules", None)
     if check is not None:
         check()
+
+
+def warn_cap(est, param, cap, what, stacklevel=3):
+    """Issue #28 (convergence is never silent): a fit that stopped at its cap warns with
+    scikit-learn's ``ConvergenceWarning``, naming the estimator, the cap and the parameter to
+    raise, e.g. "MISVM stopped at max_iter=50 SVM fits without the witnesses settling; raise
+    max_iter".  ``what`` completes the sentence after the cap.  Every iterative estimator also
+    reports ``diagnostics_["converged"]`` (1 or 0, an int) and ``diagnostics_["n_iter"]``."""
+    warnings.warn(f"{type(est).__name__} stopped at {param}={cap} {what}; raise {param}",
+                  ConvergenceWarning, stacklevel=stacklevel)
+
+
+def lbfgs_status(res):
+    """(converged, at_cap) of a scipy L-BFGS-B result: converged when it met its tolerance
+    (``res.success``); at its cap when it stopped at ``maxiter`` / ``maxfun`` (status 1).
+    An abnormal line-search stop (status 2) is neither."""
+    return int(bool(res.success)), int(res.status) == 1
 
 
 class MILClassifier(ClassifierMixin, BaseEstimator):

@@ -53,6 +53,7 @@ from milbench.base import (
     MILClassifier,
     options,
     validate_params,
+    warn_cap,
 )
 from milbench.classifiers.warm import restrict
 from milbench.data.bags import stack
@@ -174,7 +175,8 @@ def lbfgs_stacked(fun_grad, A0, B0, max_iter):
     """Minimise Σ_r f_r(A_r, B_r) over the stacked (R, 2d) parameters with one L-BFGS run.
 
     The starts' objectives are independent, so the sum's minimiser is every start's minimiser.
-    ``fun_grad(A, B) -> (L (R,), gA, gB)``.  Returns (A, B, L, n_iter)."""
+    ``fun_grad(A, B) -> (L (R,), gA, gB)``.  Returns (A, B, L, n_iter, status) with scipy's
+    L-BFGS-B status (0 tolerance met, 1 stopped at ``max_iter``, 2 failed line search)."""
     R, d = A0.shape
 
     def f(theta):
@@ -186,7 +188,7 @@ def lbfgs_stacked(fun_grad, A0, B0, max_iter):
                    options={"maxiter": int(max_iter), "maxcor": 10})
     A, Bo = res.x[:R * d].reshape(R, d), res.x[R * d:].reshape(R, d)
     L = fun_grad(A, Bo)[0]
-    return A, Bo, L, int(res.nit)
+    return A, Bo, L, int(res.nit), int(res.status)
 
 
 def best_thresholds(scores, y01, weights=None, ends=True, prefer=None):
@@ -356,7 +358,14 @@ class _DDBase(MILClassifier):
 
 
 class _GlobalDD(_DDBase):
-    """DD variants whose whole-data likelihood is optimised directly (MIDD, MDD)."""
+    """DD variants whose whole-data likelihood is optimised directly (MIDD, MDD).
+
+    ``diagnostics_["converged"]`` = 1 when the L-BFGS-B runs taken to ``max_iter`` (the
+    refinement of the ``n_refine`` best starts, or every start without screening) met their
+    tolerance, 0 when one stopped at ``max_iter`` (then a ConvergenceWarning) or on a failed
+    line search; ``n_iter`` = L-BFGS-B iterations of those runs (the longest block; the
+    screening iterations are in ``lbfgs_iterations``, the total).
+    """
 
     _nldd = staticmethod(noisy_or_nldd)
 
@@ -369,7 +378,10 @@ class _GlobalDD(_DDBase):
     def _optimise(self, Xs, po, no, A0, B0):
         """L-BFGS of the negative log-DD from the stacked starts (scales ``A0``, offsets ``B0``,
         a block of ``_BLOCK`` starts at a time): ``screen_iter`` iterations each, then the
-        ``n_refine`` lowest continued to ``max_iter``.  Returns (A, Bo, L, L-BFGS iterations)."""
+        ``n_refine`` lowest continued to ``max_iter``.  Returns (A, Bo, L, L-BFGS iterations,
+        [(iterations, status) of every run capped by ``max_iter``]): the screening runs stop
+        at ``screen_iter`` by design, so only the refinement (or, without screening, every
+        block's run) says whether the kept starts converged."""
         X2 = Xs * Xs
 
         def fun_grad(A, Bo):
@@ -379,24 +391,26 @@ class _GlobalDD(_DDBase):
 
         refine = self.n_refine is not None and len(A0) > int(self.n_refine)
         first_iter = self.screen_iter if refine else self.max_iter
-        As, Bs, Ls, its = [], [], [], 0
+        As, Bs, Ls, its, runs = [], [], [], 0, []
         for a in range(0, len(A0), _BLOCK):
-            A, Bo, L, nit = lbfgs_stacked(fun_grad, A0[a:a + _BLOCK], B0[a:a + _BLOCK],
-                                          first_iter)
+            A, Bo, L, nit, status = lbfgs_stacked(fun_grad, A0[a:a + _BLOCK], B0[a:a + _BLOCK],
+                                                  first_iter)
             As.append(A), Bs.append(Bo), Ls.append(L)
             its += nit
+            runs.append((nit, status))
         A, Bo, L = np.vstack(As), np.vstack(Bs), np.concatenate(Ls)
         if refine:                          # continue only the most promising starts
             keep = np.argsort(L, kind="stable")[:int(self.n_refine)]
-            A, Bo, L, nit = lbfgs_stacked(fun_grad, A[keep], Bo[keep], self.max_iter)
+            A, Bo, L, nit, status = lbfgs_stacked(fun_grad, A[keep], Bo[keep], self.max_iter)
             its += nit
-        return A, Bo, L, its
+            runs = [(nit, status)]
+        return A, Bo, L, its, runs
 
     def _kept(self, fold, cols, A0, B0):
         """HyDR-MI's warm evaluator (:class:`WarmDD`): the kept hypothesis (scale, offset on
         the standardised ``cols``) and log-threshold of a fit on one inner :class:`DDFold`
         from the starts (A0, B0), as :meth:`_fit` keeps it."""
-        A, Bo, L, _ = self._optimise(fold.Xs[:, cols], fold.po, fold.no, A0, B0)
+        A, Bo, L, _, _ = self._optimise(fold.Xs[:, cols], fold.po, fold.no, A0, B0)
         best = int(np.argmin(L))
         scale, offset = raw_concept(A[best], Bo[best], fold.mu[cols], fold.sd[cols])
         scores = bag_log_prob(fold.X_train[:, cols], fold.off_train, scale, offset,
@@ -413,13 +427,18 @@ class _GlobalDD(_DDBase):
         Xs, po, no, mu, sd = self._layout(bags, y01)
         P = self._starts(Xs, po, rng)
         A0 = np.full_like(P, float(self.scale_init))
-        A, Bo, L, its = self._optimise(Xs, po, no, A0, A0 * P)
+        A, Bo, L, its, runs = self._optimise(Xs, po, no, A0, A0 * P)
+        if any(status == 1 for _, status in runs):
+            warn_cap(self, "max_iter", self.max_iter, "L-BFGS-B iterations of the negative "
+                     "log-DD (stacked starts)")
         best = int(np.argmin(L))
         self._fold(A[best], Bo[best], mu, sd)
         scores = self._set_threshold(bags, y01)
         train_acc = float(np.mean((scores[0] > self.log_threshold_) == (y01 == 1)))
         self.nldd_ = float(L[best])
         self.diagnostics_ = {"n_starts": int(len(P)), "nldd": self.nldd_,
+                             "n_iter": int(max(nit for nit, _ in runs)),
+                             "converged": int(all(status == 0 for _, status in runs)),
                              "lbfgs_iterations": int(its), "train_accuracy": train_acc,
                              "log_threshold": self.log_threshold_}
 
@@ -517,6 +536,12 @@ class EMDD(_DDBase):
     Goldman picked the hypothesis with the lowest error on the *test* fold, which we do not do.
     Threshold: a bag is positive when max_j p_ij > ``threshold`` (default 0.5, as in the paper and
     Weka); ``threshold="train"`` instead learns the cut on the training bags per start.
+
+    ``diagnostics_["converged"]`` = 1 when the kept start's EM stopped because its NLDD no
+    longer decreased (Zhang & Goldman's rule), 0 when ``max_em_iter`` rounds ran out first
+    (then a ConvergenceWarning); ``n_iter`` = the kept start's accepted EM rounds.  An M-step
+    is an inner L-BFGS-B of at most ``max_iter`` iterations; the number of stacked M-step runs
+    stopped there is ``mstep_lbfgs_capped`` (any descent step serves EM, so it is no failure).
     """
 
     _parameter_constraints = {
@@ -550,12 +575,14 @@ class EMDD(_DDBase):
     def _em(self, Xs, X2, off, ypos, A, Bo):
         """EM from the stacked starting hypotheses (A = scales, Bo = offsets c = a·t, each
         (R, d)) on standardised instances ``Xs`` in layout order (positive bags first).
-        Returns (A, Bo, nldd, dmin, n_em, lbfgs_iterations), one row per start."""
+        Returns (A, Bo, nldd, dmin, n_em, lbfgs_iterations, active, mstep_capped): one row
+        per start, ``active`` True where EM was still improving at ``max_em_iter`` rounds,
+        ``mstep_capped`` the number of stacked M-step runs stopped at ``max_iter``."""
         A, Bo = A.copy(), Bo.copy()
         idx, nldd, dmin = self._estep(Xs, X2, off, ypos, A, Bo)
         n_em = np.zeros(len(A), dtype=int)
         active = np.ones(len(A), dtype=bool)
-        lbfgs_its = 0
+        lbfgs_its = capped = 0
         for _ in range(int(self.max_em_iter)):
             act = np.flatnonzero(active)
             if len(act) == 0:
@@ -566,8 +593,10 @@ class EMDD(_DDBase):
                 Z = Xs[idx[act[blk]]]                          # (r, n_bags, d) picked instances
                 Z2 = Z * Z
                 fg = lambda A_, B_, Z=Z, Z2=Z2: emdd_mstep_nldd(A_, B_, Z, Z2, ypos)  # noqa: E731
-                An[blk], Bn[blk], _, nit = lbfgs_stacked(fg, An[blk], Bn[blk], self.max_iter)
+                An[blk], Bn[blk], _, nit, status = lbfgs_stacked(fg, An[blk], Bn[blk],
+                                                                 self.max_iter)
                 lbfgs_its += nit
+                capped += status == 1
             idx_n, nldd_n, dmin_n = self._estep(Xs, X2, off, ypos, An, Bn)   # next E-step
             better = nldd_n < nldd[act]
             upd = act[better]
@@ -575,7 +604,7 @@ class EMDD(_DDBase):
             nldd[upd], dmin[upd] = nldd_n[better], dmin_n[better]
             n_em[upd] += 1
             active[act[~better]] = False
-        return A, Bo, nldd, dmin, n_em, lbfgs_its
+        return A, Bo, nldd, dmin, n_em, lbfgs_its, active, int(capped)
 
     def _select(self, nldd, dmin, ypos):
         """The kept start (``select``) and every start's (training accuracy, log-threshold)."""
@@ -598,16 +627,22 @@ class EMDD(_DDBase):
         off, ypos = self._layout_index(po, no)
         P = self._starts(Xs, po, rng)
         A = np.full_like(P, float(self.scale_init))           # scales a and offsets c = a·t
-        A, Bo, nldd, dmin, n_em, lbfgs_its = self._em(Xs, X2, off, ypos, A, A * P)
+        A, Bo, nldd, dmin, n_em, lbfgs_its, active, capped = self._em(Xs, X2, off, ypos, A,
+                                                                       A * P)
         best, acc, thr = self._select(nldd, dmin, ypos)
+        if active[best]:
+            warn_cap(self, "max_em_iter", self.max_em_iter, "EM rounds with the kept start's "
+                     "most-likely-cause NLDD still decreasing")
         self._fold(A[best], Bo[best], mu, sd)
         self.log_threshold_ = float(thr[best])
         self.nldd_ = float(nldd[best])
         self.diagnostics_ = {"n_starts": int(len(P)), "nldd": self.nldd_,
                              "train_accuracy": float(acc[best]),
-                             "em_iterations": int(n_em[best]),
+                             "n_iter": int(n_em[best]),
+                             "converged": int(not active[best]),
                              "mean_em_iterations": float(n_em.mean()),
                              "lbfgs_iterations": int(lbfgs_its),
+                             "mstep_lbfgs_capped": capped,
                              "log_threshold": self.log_threshold_}
 
     def _kept(self, fold, cols, A0, B0):
@@ -615,7 +650,7 @@ class EMDD(_DDBase):
         the standardised ``cols``) and log-threshold of EM on one inner :class:`DDFold` from the
         starts (A0, B0), as :meth:`_fit` keeps it."""
         Xs = fold.Xs[:, cols]
-        A, Bo, nldd, dmin, _, _ = self._em(Xs, Xs * Xs, fold.off, fold.ypos, A0, B0)
+        A, Bo, nldd, dmin = self._em(Xs, Xs * Xs, fold.off, fold.ypos, A0, B0)[:4]
         best, _, thr = self._select(nldd, dmin, fold.ypos)
         return A[best], Bo[best], float(thr[best])
 

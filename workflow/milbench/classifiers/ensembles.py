@@ -113,7 +113,12 @@ class MIBagging(MILClassifier):
 
 
 class MIAdaBoost(WeightedMILClassifier):
-    """AdaBoost.M1 / two-class SAMME over bags of any milbench classifier (see module docstring)."""
+    """AdaBoost.M1 / two-class SAMME over bags of any milbench classifier (see module docstring).
+
+    ``diagnostics_["converged"]`` is always 1 and ``n_iter`` = boosting rounds kept:
+    ``n_estimators`` sets the size of the ensemble (boosting has no convergence criterion to
+    miss), and ending early (``stop``: a perfect or a too weak member) is AdaBoost.M1's rule.
+    """
 
     _parameter_constraints = {
         "base": BASE,
@@ -158,7 +163,8 @@ class MIAdaBoost(WeightedMILClassifier):
             w = w * np.exp(alpha * wrong)
             w /= w.sum()
         self.estimator_weights_ = np.asarray(alphas)
-        self.diagnostics_ = {"n_rounds": len(self.estimators_), "stop": STOP_CODES[stop],
+        self.diagnostics_ = {"n_iter": len(self.estimators_), "converged": 1,
+                             "stop": STOP_CODES[stop],
                              "resampled": int(resampled)}
 
     def _decision(self, bags):

@@ -45,6 +45,7 @@ from milbench.base import (
     MILClassifier,
     options,
     resolve_gamma,
+    warn_cap,
 )
 from milbench.classifiers.miordm import representatives_stop, segment_argmax
 from milbench.classifiers.odm import KERNELS, kernel_matrix, sq_norms
@@ -80,7 +81,10 @@ class KISVM(MILClassifier):
 
     Fitted: ``key_index_`` (row of every positive bag's key instance in the stacked training
     instances; −1 for negative bags, and for positive bags still at their mean embedding when
-    max_iter = 1), ``svm_``, ``diagnostics_`` (iterations, stop reason).
+    max_iter = 1), ``svm_``, ``diagnostics_`` (n_iter = SVM fits, converged, stop reason).
+    ``converged`` = 1 when the key instances stop changing or repeat an earlier round's (a cycle:
+    the alternation can only repeat itself, the analogue of the paper's cutting plane finding
+    no new violated assignment), 0 when ``max_iter`` fits ran out (then a ConvergenceWarning).
     """
 
     STOP_REASONS = {"converged": 0, "cycle": 1, "max_iter": 2}
@@ -156,7 +160,11 @@ class KISVM(MILClassifier):
         self.key_index_[pos] = key
         self.svm_ = svm
         self._fit_state(X, x_norms, pos_rows, pos_off, neg_rows, neg_off, key, a, svm)
-        self.diagnostics_ = {"iterations": it, "stop": self.STOP_REASONS[stop],
+        if stop == "max_iter":
+            warn_cap(self, "max_iter", self.max_iter, "SVM fits without the representatives "
+                     "settling")
+        self.diagnostics_ = {"n_iter": it, "converged": int(stop != "max_iter"),
+                             "stop": self.STOP_REASONS[stop],
                              "n_support": int(len(svm.support_))}
 
     def _fit_state(self, X, x_norms, pos_rows, pos_off, neg_rows, neg_off, key, a, svm):

@@ -30,7 +30,15 @@ from scipy.optimize import minimize
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import LinearSVC
 
-from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, validate_params
+from milbench.base import (
+    COUNT,
+    NON_NEGATIVE,
+    POSITIVE,
+    MILClassifier,
+    lbfgs_status,
+    validate_params,
+    warn_cap,
+)
 from milbench.data.bags import BagError, Bags, check_bags, labels_to_01, stack
 
 
@@ -112,6 +120,10 @@ class LCMF(MILClassifier):
 
     Parameters: n_factors (k), alpha (content weight α), gamma (‖U‖² weight), beta (‖V‖², ‖Z‖²
     weight), svm_C (LinearSVC C), max_iter (L-BFGS iterations), random_state (start).
+    ``diagnostics_["converged"]`` = 1 when the factorisation's L-BFGS-B met its tolerance and
+    the LinearSVC stopped before its own iteration cap; 0 when L-BFGS-B stopped at ``max_iter``
+    (then a ConvergenceWarning), on a failed line search, or the LinearSVC hit its cap
+    (scikit-learn warns); ``n_iter`` = L-BFGS-B iterations.
     """
 
     _parameter_constraints = {
@@ -179,7 +191,12 @@ class LCMF(MILClassifier):
         self.svm_ = LinearSVC(C=self.svm_C, loss="hinge", max_iter=200000,
                               random_state=self.random_state).fit(
             self.scaler_.transform(Z[:n_lab]), y01)
-        self.diagnostics_ = {"lbfgs_iterations": int(res.nit), "objective": float(res.fun),
+        converged, at_cap = lbfgs_status(res)
+        if at_cap:
+            warn_cap(self, "max_iter", self.max_iter, "L-BFGS-B iterations of the factorisation")
+        svm_converged = int(self.svm_.n_iter_ < self.svm_.max_iter)
+        self.diagnostics_ = {"n_iter": int(res.nit), "converged": int(converged and svm_converged),
+                             "svm_converged": svm_converged, "objective": float(res.fun),
                              "n_edges": int(A.nnz), "transductive": int(unlabeled is not None)}
         return self
 

@@ -66,6 +66,11 @@ class MIBoost(MILClassifier):
     estimator : "stump" (DecisionStump, Weka's default base) or any make_estimator name whose
                 ``fit`` accepts ``sample_weight`` ("tree" stands in for REPTree).
     n_estimators : maximum number of boosting rounds (Weka -I, default 10).
+
+    ``diagnostics_["converged"]`` is always 1 and ``n_iter`` = boosting rounds kept:
+    ``n_estimators`` sets the size of the additive model (boosting has no convergence criterion
+    to miss, as for scikit-learn's AdaBoost), and ending early (``stop``: every bag learnt, no
+    bag learnt, no gain) is the algorithm's own rule.
     """
 
     _parameter_constraints = {
@@ -113,7 +118,8 @@ class MIBoost(MILClassifier):
             W = W * np.exp((2.0 * e - 1.0) * c)
             W *= N / W.sum()
         self.estimator_weights_ = np.asarray(self.estimator_weights_)
-        self.diagnostics_ = {"n_rounds": len(self.estimators_), "stop": STOP_CODES[stop]}
+        self.diagnostics_ = {"n_iter": len(self.estimators_), "converged": 1,
+                             "stop": STOP_CODES[stop]}
 
     def decision_instances(self, X):
         """Additive instance model Σ_m c_m h_m(x), h ∈ {−1, +1}, for bags X (stacked order)."""

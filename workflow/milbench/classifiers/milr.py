@@ -20,7 +20,15 @@ from scipy.optimize import minimize
 from scipy.special import expit, log_expit
 from sklearn.linear_model import LogisticRegression
 
-from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options
+from milbench.base import (
+    COUNT,
+    NON_NEGATIVE,
+    POSITIVE,
+    MILClassifier,
+    lbfgs_status,
+    options,
+    warn_cap,
+)
 from milbench.classifiers.warm import restrict
 from milbench.data.bags import segment_reduce, segment_softmax_weights, stack
 
@@ -95,6 +103,9 @@ class MILR(MILClassifier):
     Parameters: C (inverse L2 strength, scikit-learn convention), combine, alpha (softmax
     sharpness), fit_intercept, max_iter, tol (L-BFGS gradient tolerance), warm_start_si
     (initialise from single-instance logistic regression with inherited labels).
+    ``diagnostics_["converged"]`` = 1 when L-BFGS-B met its tolerance, 0 when it stopped at
+    ``max_iter`` iterations (then a ConvergenceWarning) or on a failed line search;
+    ``n_iter`` = L-BFGS-B iterations.
     """
 
     _parameter_constraints = {
@@ -143,8 +154,12 @@ class MILR(MILClassifier):
         self.coef_ = res.x[:d]
         self.intercept_ = res.x[d] if self.fit_intercept else 0.0
         self.n_iter_ = int(res.nit)
-        self.diagnostics_ = {"iterations": int(res.nit), "objective": float(res.fun),
-                             "converged": bool(res.success)}
+        converged, at_cap = lbfgs_status(res)
+        if at_cap:
+            warn_cap(self, "max_iter", self.max_iter, "L-BFGS-B iterations before the gradient "
+                     f"tolerance tol={self.tol}")
+        self.diagnostics_ = {"n_iter": int(res.nit), "objective": float(res.fun),
+                             "converged": converged}
 
     def decision_instances(self, X):
         """Instance logits wᵀx + b for a list of bags (stacked)."""

@@ -71,8 +71,9 @@ Departures and readings (stated, not hidden):
   C = 8 gives 55 % accuracy, C = 2048 gives 84 %), so the reproduction config uses "sum".
 
 Attributes: ``coef_`` (d,), ``intercept_`` (bias weight × ``bias``), ``diagnostics_``
-(cccp_rounds, cp_iterations, cp_iterations_max, objective, n_bag_edges, n_instance_edges,
-n_constraints_bag, n_constraints_edge), ``history_`` (per round: objective, cp iterations).
+(n_iter = CCCP rounds, converged, cp_converged, cp_iterations, cp_iterations_max, objective,
+n_bag_edges, n_instance_edges, n_constraints_bag, n_constraints_edge), ``history_`` (per
+round: objective, cp iterations).
 """
 from __future__ import annotations
 
@@ -84,7 +85,15 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, MILClassifier, options, validate_params
+from milbench.base import (
+    COUNT,
+    NON_NEGATIVE,
+    POSITIVE,
+    MILClassifier,
+    options,
+    validate_params,
+    warn_cap,
+)
 from milbench.data.bags import BagError, Bags, check_bags, labels_to_01, stack
 from milbench.data.edges import check_edges
 from milbench.utils.cache import LRUCache
@@ -448,8 +457,10 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
 
     ``P`` linearises every graph node (sparse rows over instances), ``lin_pos`` every labeled
     bag (only positive bags' rows are used).  Returns (w, ξ, ζ, info) with info holding the
-    working sets ``G`` (constraint vectors, edge ones negated), ``lin``, ``block`` and
-    ``iterations``.  ``callback(w, ξ, ζ)`` is called after every QP solve (for tests).
+    working sets ``G`` (constraint vectors, edge ones negated), ``lin``, ``block``,
+    ``iterations`` and ``converged`` (False when ``max_iter`` rounds ran out before H1 and H2
+    held; :class:`MILSD` then warns).  ``callback(w, ξ, ζ)`` is called after every QP solve
+    (for tests).
 
     ``solver``: "cd" (:func:`solve_dual_cd`, stopped at a duality gap of
     ``qp_gap``·(C·ε1 + μ·ε2), so the returned (w, ξ + ε1, ζ + ε2) is within
@@ -469,7 +480,7 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
     lin, block = np.empty(size), np.empty(size, dtype=int)
     m = 0
     gamma = np.zeros(0)
-    it = 0
+    it, converged = 0, False
     for it in range(1, max_iter + 1):
         if it == 1 and first_cut is not None:
             vec1, b1, v1 = first_cut
@@ -486,6 +497,7 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
             coef2, v2 = prob.edge_constraint(s, P)
             H2 = v2 <= zeta + eps2
         if H1 and H2:
+            converged = True
             break
         new = []
         if not H1:
@@ -518,10 +530,7 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
         zeta = max(0.0, float(grad[block_a == 1].max(initial=0.0)))
         if callback is not None:
             callback(w, xi, zeta)
-    else:
-        warnings.warn(f"MILSD cutting plane stopped at max_iter={max_iter} before reaching "
-                      f"precisions eps1={eps1}, eps2={eps2}", RuntimeWarning, stacklevel=3)
-    info = {"iterations": it, "G": R[:m].copy(), "lin": lin[:m].copy(),
+    info = {"iterations": it, "converged": converged, "G": R[:m].copy(), "lin": lin[:m].copy(),
             "block": block[:m].copy(), "gamma": gamma}
     return w, xi, zeta, info
 
@@ -602,6 +611,11 @@ class MILSD(MILClassifier):
         fits came before depends on the order of the grid, so it is deterministic only for a
         sequential search (GridSearchCV with n_jobs=1; each joblib worker has its own store).
     random_state : unused (the algorithm is deterministic); accepted for pipeline uniformity.
+
+    ``diagnostics_["converged"]`` = 1 when CCCP stopped by Table 1's rule (relative decrease
+    < ``tol``, or the witnesses repeat) and every cutting plane reached ε1, ε2; 0 when
+    ``max_cccp`` rounds or some round's ``max_cp`` cutting-plane iterations ran out (each with
+    a ConvergenceWarning); ``n_iter`` = CCCP rounds, ``cp_converged`` the inner part alone.
     """
 
     _parameter_constraints = {
@@ -778,7 +792,7 @@ class MILSD(MILClassifier):
             P, witnesses = prob.argmax_linearisation(prob.scores(w0))
             first_cut = None
         history, cp_iters = [], []
-        rounds = 0
+        rounds, settled, cp_converged = 0, False, True
         for rounds in range(1, int(self.max_cccp) + 1):
             lin_pos = P[:prob.n]
             w, xi, zeta, info = cutting_plane(prob, P, lin_pos, C, mu, self.eps1, self.eps2,
@@ -787,6 +801,7 @@ class MILSD(MILClassifier):
                                               first_cut=first_cut if rounds == 1 else None)
             J = prob.objective(w, C, mu)
             cp_iters.append(info["iterations"])
+            cp_converged &= info["converged"]
             history.append({"objective": J, "cp_iterations": info["iterations"],
                             "surrogate": 0.5 * w @ w + C * xi + mu * zeta,
                             "n_constraints_bag": int((info["block"] == 0).sum()),
@@ -798,15 +813,23 @@ class MILSD(MILClassifier):
             decrease = (J_prev - J) / max(abs(J_prev), 1e-300)
             repeated = witnesses is not None and np.array_equal(new_wit, witnesses)
             if repeated or decrease < self.tol:
+                settled = True
                 break
             witnesses, J_prev = new_wit, J
+        if not settled:
+            warn_cap(self, "max_cccp", self.max_cccp, f"CCCP rounds with the objective still "
+                     f"decreasing by more than tol={self.tol}")
+        if not cp_converged:
+            warn_cap(self, "max_cp", self.max_cp, f"cutting-plane iterations in some CCCP round "
+                     f"before reaching precisions eps1={self.eps1}, eps2={self.eps2}")
         if self.warm_C:
             warm[float(self.C)] = w_best
         self.coef_ = w_best[:-1].copy()
         self.intercept_ = float(w_best[-1] * self.bias)
         self.history_ = history
         self.diagnostics_ = {
-            "cccp_rounds": int(rounds), "cp_iterations": int(sum(cp_iters)),
+            "n_iter": int(rounds), "converged": int(settled and cp_converged),
+            "cp_converged": int(cp_converged), "cp_iterations": int(sum(cp_iters)),
             "cp_iterations_max": int(max(cp_iters)), "objective": float(J_best),
             "n_bag_edges": int(prob.n_bag_edges), "n_instance_edges": int(prob.n_inst_edges),
             "n_constraints_bag": history[-1]["n_constraints_bag"],

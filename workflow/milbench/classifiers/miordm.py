@@ -62,7 +62,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from milbench.base import COUNT, MILClassifier, options, resolve_gamma
+from milbench.base import COUNT, MILClassifier, options, resolve_gamma, warn_cap
 from milbench.classifiers import odm
 from milbench.classifiers.odm import (
     ODM_CONSTRAINTS,
@@ -159,9 +159,14 @@ class MIORDM(MILClassifier):
     Fitted: ``representatives_`` (n_bags, d) of the last round, ``rep_index_`` (row of each
     representative in the stacked training instances; −1 while they are bag means),
     ``alpha_``, ``beta_``, ``dual_coef_`` (= y ∘ (α − β)), ``history_`` (Eq. 8 objective of
-    every round, bag margins at the max instance score), ``diagnostics_`` (rounds, sweeps,
-    objective = Eq. 18 primal of the kept round's ODM, mil_objective = its Eq. 8 value, dual
-    gap, KKT violation, stop reason code 0 converged / 1 cycle / 2 max_rounds reached, n_support).
+    every round, bag margins at the max instance score), ``diagnostics_`` (n_iter = rounds,
+    converged, sweeps, objective = Eq. 18 primal of the kept round's ODM, mil_objective = its
+    Eq. 8 value, dual gap, KKT violation, stop reason code 0 converged / 1 cycle / 2 max_rounds
+    reached, dual_converged, n_support).
+    ``converged`` = 1 when the representatives stop changing (Algorithm 1's rule) or repeat an
+    earlier round's (a cycle: the alternation can only repeat itself) *and* every round's dual
+    reached ``tol`` (``dual_converged``); 0 when ``max_rounds`` rounds or some round's
+    ``max_sweeps`` sweeps ran out (each with a ConvergenceWarning).
     """
 
     STOP_REASONS = {"converged": 0, "cycle": 1, "max_iter": 2}
@@ -230,6 +235,7 @@ class MIORDM(MILClassifier):
         seen = set()
         alpha = beta = None
         total_sweeps = rounds = 0
+        dual_converged = True
         history = []
         best = (np.inf,)
         for _ in range(int(self.max_rounds)):
@@ -240,6 +246,7 @@ class MIORDM(MILClassifier):
                                  newton_every=self.newton_every)
             alpha, beta = res.alpha, res.beta
             total_sweeps += res.sweeps
+            dual_converged &= res.converged
             coef = y * res.u
             sv = np.flatnonzero(coef)
             scores = instance_scores(rows[sv], coef[sv])
@@ -258,6 +265,12 @@ class MIORDM(MILClassifier):
                 break
             rows = rep_idx = new_idx
 
+        if stop == "max_iter":
+            warn_cap(self, "max_rounds", self.max_rounds, "rounds without the representatives "
+                     "settling")
+        if not dual_converged:
+            warn_cap(self, "max_sweeps", self.max_sweeps, "coordinate-descent sweeps in some "
+                     f"round with the ODM dual's KKT violation above tol={self.tol}")
         mil_obj, rows, rep_idx, alpha, beta, coef, H, res = best
         R = Z[rows].toarray() if sp.issparse(Z) else Z[rows]
         self.history_ = history
@@ -268,13 +281,15 @@ class MIORDM(MILClassifier):
         primal = primal_objective(H, res.u, self.lam, self.theta, self.mu)
         sv = np.flatnonzero(coef)
         self.diagnostics_ = {
-            "rounds": rounds,
+            "n_iter": rounds,
+            "converged": int(stop != "max_iter" and dual_converged),
             "sweeps": int(total_sweeps),
             "objective": primal,
             "mil_objective": mil_obj,
             "dual_gap": float(primal + res.objective),
             "kkt_violation": res.violation,
             "stop": self.STOP_REASONS[stop],
+            "dual_converged": int(dual_converged),
             "n_support": int(len(sv)),
         }
         self._sv = R[sv]

@@ -30,6 +30,7 @@ from milbench.base import (
     MILClassifier,
     options,
     resolve_gamma,
+    warn_cap,
 )
 from milbench.classifiers.miordm import representatives_stop, segment_argmax
 from milbench.classifiers.odm import KERNELS, kernel_matrix, sq_norms
@@ -50,7 +51,10 @@ class MIRSVM(MILClassifier):
     max_iter : cap on SVM fits.  random_state : seeds the random initial representatives.
 
     Fitted: ``rep_index_`` (row of each bag's representative in the stacked training
-    instances), ``representatives_``, ``svm_`` and ``diagnostics_`` (iterations, stop reason).
+    instances), ``representatives_``, ``svm_`` and ``diagnostics_`` (n_iter = SVM fits,
+    converged, stop reason).  ``converged`` = 1 when the representatives stop changing (Melki
+    et al.'s rule) or repeat an earlier round's (a cycle: the alternation can only repeat
+    itself), 0 when ``max_iter`` fits ran out (then a ConvergenceWarning).
     """
 
     STOP_REASONS = {"converged": 0, "cycle": 1, "max_iter": 2}
@@ -107,7 +111,11 @@ class MIRSVM(MILClassifier):
         self.svm_ = svm
         self._sv = R[svm.support_]
         self._sv_norms = sq_norms(self._sv)
-        self.diagnostics_ = {"iterations": it, "stop": self.STOP_REASONS[stop],
+        if stop == "max_iter":
+            warn_cap(self, "max_iter", self.max_iter, "SVM fits without the representatives "
+                     "settling")
+        self.diagnostics_ = {"n_iter": it, "converged": int(stop != "max_iter"),
+                             "stop": self.STOP_REASONS[stop],
                              "n_support": int(len(svm.support_))}
 
     def instance_scores(self, X):

@@ -50,6 +50,7 @@ from milbench.base import (
     MILClassifier,
     options,
     resolve_gamma,
+    warn_cap,
 )
 from milbench.classifiers.set_kernel import C_SCALINGS, scaled_C
 from milbench.data.bags import stack
@@ -188,7 +189,9 @@ class MiSVM(_MISVMBase):
     Parameters: kernel "linear" | "rbf" | "poly"; C; C_scaling "none" | "n_bags" |
     "n_instances" | "n_examples" (= n_instances here); gamma (None = 1/d), degree, coef0;
     max_iter (SVM fits); tol (SVC); precompute "auto" | True | False.
-    After fit: ``diagnostics_`` {n_iter, converged, n_label_changes_last, n_support}.
+    After fit: ``diagnostics_`` {n_iter (SVM fits), converged, n_label_changes_last, n_support}.
+    ``converged`` = 1 when an SVM fit left the imputed labels unchanged (Andrews et al. Fig. 1's
+    stopping rule), 0 when ``max_iter`` fits ran out first (then a ConvergenceWarning).
     """
 
     def _fit(self, bags, y01):
@@ -221,6 +224,9 @@ class MiSVM(_MISVMBase):
                 converged = True
                 break
             labels = new
+        if not converged:
+            warn_cap(self, "max_iter", self.max_iter,
+                     "SVM fits without the imputed instance labels settling")
         self.svm_ = svm.freeze()
         self.instance_labels_ = labels
         self.C_ = C
@@ -234,7 +240,10 @@ class MISVM(_MISVMBase):
 
     Parameters as :class:`MiSVM`; "n_examples" C scaling = negative instances + positive bags.
     After fit: ``witnesses_`` (row of each positive bag's witness in the stacked training
-    instances) and ``diagnostics_`` {n_iter, converged, n_selector_changes_last, n_support}.
+    instances) and ``diagnostics_`` {n_iter (SVM fits), converged, n_selector_changes_last,
+    n_support}.  ``converged`` = 1 when the last SVM fit selects the witnesses it was trained on
+    (Andrews et al. Fig. 2's stopping rule), 0 when ``max_iter`` fits ran out first (then a
+    ConvergenceWarning).
     """
 
     def _fit(self, bags, y01):
@@ -252,14 +261,18 @@ class MISVM(_MISVMBase):
         pos_rows = np.flatnonzero(pos_mask)
         # initial witnesses: positive-bag means (not training rows -> passed as extra points)
         means = np.add.reduceat(X[pos_rows], pos_off[:-1], axis=0) / sizes[pos_bags][:, None]
+        local_bag = np.repeat(np.arange(len(pos_bags)), sizes[pos_bags])
+
+        def witnesses():                  # s(I) = argmax_{i∈I} f_i of the current SVM
+            f = svm.decision_pool(pos_rows)
+            fmax = np.maximum.reduceat(f, pos_off[:-1])
+            hit = np.flatnonzero(f == fmax[local_bag])
+            return pos_rows[hit[np.unique(local_bag[hit], return_index=True)[1]]]
+
         selectors, converged, changes = None, False, -1
         svm.fit(neg_rows, labels, C, extra=means)
         for _ in range(self.max_iter - 1):
-            f = svm.decision_pool(pos_rows)
-            fmax = np.maximum.reduceat(f, pos_off[:-1])
-            local_bag = np.repeat(np.arange(len(pos_bags)), sizes[pos_bags])
-            hit = np.flatnonzero(f == fmax[local_bag])
-            new = pos_rows[hit[np.unique(local_bag[hit], return_index=True)[1]]]
+            new = witnesses()
             if selectors is not None:
                 changes = int((new != selectors).sum())
                 if changes == 0:
@@ -267,6 +280,13 @@ class MISVM(_MISVMBase):
                     break
             selectors = new
             svm.fit(np.r_[neg_rows, selectors], labels, C)
+        else:                             # cap reached: did the last fit settle the witnesses?
+            if selectors is not None:
+                changes = int((witnesses() != selectors).sum())
+                converged = changes == 0
+            if not converged:
+                warn_cap(self, "max_iter", self.max_iter,
+                         "SVM fits without the witnesses settling")
         self.svm_ = svm.freeze()
         self.witnesses_ = selectors
         self.C_ = C

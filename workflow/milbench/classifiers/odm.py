@@ -58,6 +58,7 @@ from milbench.base import (
     SEED,
     options,
     resolve_gamma,
+    warn_cap,
 )
 from milbench.utils.cache import CACHE, fingerprint
 
@@ -369,6 +370,9 @@ class ODM(ClassifierMixin, BaseEstimator):
     term.
 
     The oracle for MIORDM: on bags of one instance MIORDM reduces to this model.
+    ``diagnostics_["converged"]`` = 1 when every projected gradient of the dual is ≤ ``tol``
+    (the coordinate descent's stopping rule), 0 when ``max_sweeps`` ran out first (then a
+    ConvergenceWarning); ``n_iter`` = sweeps.
     """
 
     _parameter_constraints = ODM_CONSTRAINTS
@@ -402,7 +406,10 @@ class ODM(ClassifierMixin, BaseEstimator):
         self.alpha_, self.beta_ = res.alpha, res.beta
         self.dual_coef_ = ys * res.u
         self.X_fit_ = X
-        self.diagnostics_ = {"sweeps": res.sweeps, "objective": -res.objective,
+        if not res.converged:
+            warn_cap(self, "max_sweeps", self.max_sweeps, "coordinate-descent sweeps with the "
+                     f"KKT violation at {res.violation:.3g} > tol={self.tol}")
+        self.diagnostics_ = {"n_iter": res.sweeps, "objective": -res.objective,
                              "kkt_violation": res.violation, "converged": int(res.converged)}
         return self
 

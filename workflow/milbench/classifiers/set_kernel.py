@@ -132,6 +132,10 @@ class SetKernelSVM(MILClassifier):
 
     Departure: Weka's SMO (used by Zafra et al.) also normalises features to [0, 1] inside the
     classifier; here scaling is the pipeline's job (fitted on training instances only).
+
+    ``diagnostics_["converged"]`` = 1 when libsvm met ``tol`` before the SVC's iteration cap
+    (SVC has none by default, max_iter=-1; scikit-learn warns at one); ``n_iter`` = libsvm
+    iterations.
     """
 
     _parameter_constraints = {
@@ -191,7 +195,9 @@ class SetKernelSVM(MILClassifier):
         self.support_bags_ = [bags[i] for i in sv]
         self._support_norms_ = norms[sv]
         self.diagnostics_ = {"n_support_bags": int(len(sv)), "C_effective": self.C_,
-                             "n_iter": int(np.sum(self.svc_.n_iter_))}
+                             "n_iter": int(np.sum(self.svc_.n_iter_)),
+                             "converged": int(self.svc_.max_iter < 0
+                                              or np.all(self.svc_.n_iter_ < self.svc_.max_iter))}
 
     def _decision(self, bags):
         sv = self.svc_.support_

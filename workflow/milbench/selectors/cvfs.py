@@ -50,7 +50,7 @@ from numbers import Real
 import numpy as np
 from sklearn.utils._param_validation import Interval
 
-from milbench.base import COUNT, FRACTION_OR_COUNT, n_from_fraction
+from milbench.base import COUNT, FRACTION_OR_COUNT, n_from_fraction, warn_cap
 from milbench.data.bags import stack
 from milbench.selectors.stage_store import StageRule, StageStore
 from milbench.selectors.view_baselines import VIEW_CONSTRAINTS, ViewSelector, minmax_scale
@@ -146,6 +146,9 @@ class CVFS(ViewSelector):
     exponent, ≤ −1 in the paper), max_iter (T-steps), view (restrict to one view: the
     single-view "CVFS on view k" runs), views (view sizes / ranges when the input Bags carry
     none; the pipeline sets it).
+    ``diagnostics_["converged"]`` = 1 when the selection T came back unchanged (a fixed
+    point), 0 when it repeated an earlier one (``cycle_length`` > 1) or ``max_iter`` T-steps
+    ran out without a repeat (then a ConvergenceWarning); ``n_iter`` = T-steps.
     """
 
     _stage_rule = StageRule(downstream=("m", "r", "max_iter", "view"), views=True)
@@ -210,6 +213,8 @@ class CVFS(ViewSelector):
             seen[key] = it
             lam = lam_new
         n_iter = len(counts)
+        if cycle == 0:
+            warn_cap(self, "max_iter", self.max_iter, "T-steps without the selection repeating")
         self.support_ = cols[order]
         self.lambda_ = lambdas[-1]
         self.lambdas_ = np.array(lambdas)

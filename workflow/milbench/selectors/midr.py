@@ -94,6 +94,7 @@ from milbench.base import (
     MILTransformer,
     n_from_fraction,
     options,
+    warn_cap,
 )
 from milbench.data.bags import check_bags, segment_softmax_weights, stack
 from milbench.utils.cache import LRUCache, fingerprint
@@ -307,6 +308,10 @@ class MIDR(MILTransformer):
     Fitted: ``components_`` (D × d, the matrix used by transform), ``A_``, ``H_``, ``coef_``
     (v), ``intercept_`` (b), ``mean_``, ``n_iter_``, ``objective_history_``,
     ``orthonormality_history_`` (‖AᵀA − I‖_F after every step), ``diagnostics_``.
+    ``diagnostics_["converged"]`` = 1 when the relative decrease of F (``stop``) fell below
+    ``tol`` (Algorithm 1's rule), 0 when ``max_iter`` iterations ran out first (then a
+    ConvergenceWarning); ``n_iter`` = outer iterations.  The ``v_max_iter`` L-BFGS steps of a
+    v-refit are a block-coordinate step by design, not a cap to converge within.
     """
 
     reuses_fits_in_process = True   # FIT_CACHE: the pipeline skips its joblib selector cache
@@ -414,12 +419,13 @@ class MIDR(MILTransformer):
         self.n_iter_ = state["n_iter"]
         self.objective_history_ = hist.copy()
         self.orthonormality_history_ = state["ortho"].copy()
-        # keys carry a midr_ prefix where a classifier's diagnostics_ use the same name
-        # (the pipeline merges selector and classifier diagnostics into one dict)
+        if not state["converged"]:
+            warn_cap(self, "max_iter", self.max_iter, "iterations with F still decreasing by "
+                     f"more than tol={self.tol}")
         self.diagnostics_ = {
+            "n_iter": int(state["n_iter"]),
+            "converged": int(state["converged"]),
             "midr_objective": float(hist[-1]),
-            "midr_iterations": int(state["n_iter"]),
-            "midr_converged": int(state["converged"]),
             "orthonormality_loss": orthonormality_loss(H),
             "sparsity_loss": sparsity_loss(H),
             "A_orthonormality_error": float(state["ortho"][-1]),
@@ -532,6 +538,6 @@ def loss_grid(X, y, C1_values, C2_values, **midr_params):
             rows.append({"C1": float(C1), "C2": float(C2),
                          "orthonormality_loss": dg["orthonormality_loss"],
                          "sparsity_loss": dg["sparsity_loss"],
-                         "objective": dg["midr_objective"], "iterations": dg["midr_iterations"],
+                         "objective": dg["midr_objective"], "iterations": dg["n_iter"],
                          "seconds": dg["midr_seconds"]})
     return pd.DataFrame(rows)
