@@ -16,7 +16,7 @@ from milbench.data.bags import Bags
 from milbench.data.sources import SourceError, read_any
 from milbench.data.store import write_bags
 from milbench.experiment.config import load_config
-from milbench.experiment.grid import check_method, expand_methods
+from milbench.experiment.grid import check_experiment, check_method, expand_methods
 from milbench.registry import CLASSIFIERS, SELECTORS, make
 
 from conftest import REPO, toy_bags
@@ -287,6 +287,8 @@ DRY_RUN_CASES = [
     ("label-names-two-methods",
      lambda e: e.update(classifiers=[{"name": "milr", "C": [1.0, 2.0], "label": "L"}]),
      "experiment tiny: label 'none + L' names 2 different methods"),
+    ("threshold-with-transductive", lambda e: e.update(threshold="auto", transductive=True),
+     "experiment tiny: threshold: auto cannot be combined with transductive: true"),
 ]
 
 
@@ -309,6 +311,7 @@ def parse_time_check(config):
         try:
             for m in expand_methods(cfg):
                 check_method(m["selector"], m["classifier"])
+            check_experiment(cfg)
         except ValueError as e:
             raise ValueError(f"experiment {exp}: {e}") from None
 

@@ -59,15 +59,15 @@ def test_one_class_predictions_and_test_sets():
     assert np.isnan(m["auroc"]) and np.isnan(m["average_precision"]) and m["accuracy"] == 1.0
 
 
-def imbalanced_bags(n_bags=60, n_pos=6, seed=0):
-    """``n_pos`` positive bags of ``n_bags`` (10 %), their witness barely shifted: a classifier
-    trained on them predicts every bag negative."""
+def imbalanced_bags(n_bags=60, n_pos=6, seed=0, shift=0.2):
+    """``n_pos`` positive bags of ``n_bags`` (10 %), their witness shifted by ``shift`` (0.2:
+    barely, a classifier trained on them predicts every bag negative)."""
     rng = np.random.default_rng(seed)
     bags = [rng.normal(size=(int(rng.integers(2, 5)), 3)) for _ in range(n_bags)]
     y = np.zeros(n_bags, int)
     y[rng.choice(n_bags, n_pos, replace=False)] = 1
     for b, lab in zip(bags, y):
-        b[0, 0] += 0.2 * lab
+        b[0, 0] += shift * lab
     return Bags.from_list(bags, y, bag_ids=[f"b{i}" for i in range(n_bags)])
 
 
@@ -138,3 +138,34 @@ def test_inner_metric_is_a_scorer():
     scores = run_experiment(exp, imbalanced_bags(40, 12, seed=3), dataset="d")
     assert scores["best_params"].map(json.loads).map(lambda p: p["classify__C"]).isin(
         [0.1, 10.0]).all()
+
+
+def test_threshold_auto_is_sklearns_tuned_threshold():
+    """``threshold: auto`` on a 10 %-positive set whose bag scores rank well: the default
+    threshold (score > 0) predicts almost no positive bag, the tuned one is scikit-learn's
+    TunedThresholdClassifierCV on the same training bags and raises balanced accuracy."""
+    from sklearn.model_selection import StratifiedKFold, TunedThresholdClassifierCV
+    from sklearn.pipeline import Pipeline
+
+    from milbench.classifiers.milr import MILR
+    from milbench.data.folds import make_folds, split
+    from milbench.preprocessing import BagScaler
+
+    bags = imbalanced_bags(200, 20, seed=1, shift=1.5)
+    exp = {"protocol": {"kind": "kfold", "folds": 3, "seed": 0}, "inner_folds": 3,
+           "inner_metric": "balanced_accuracy", "classifiers": [{"name": "milr"}]}
+    plain = run_experiment(exp, bags, dataset="rare")
+    tuned = run_experiment({**exp, "threshold": "auto"}, bags, dataset="rare")
+    assert "threshold" not in plain.columns and tuned["threshold"].notna().all()
+    assert tuned["balanced_accuracy"].mean() > plain["balanced_accuracy"].mean() + 0.1
+    assert tuned["n_predicted_positive"].sum() > plain["n_predicted_positive"].sum()
+    # the oracle: scikit-learn's own tuner and pipeline on fold 0's training bags
+    folds = make_folds(bags.bag_ids, bags.labels, exp["protocol"])
+    tr, _, _ = split(folds, 0, 0, bags.bag_ids)
+    train = bags.subset(tr)
+    ours = TunedThresholdClassifierCV(
+        Pipeline([("scale", BagScaler("minmax")), ("classify", MILR())]),
+        scoring="balanced_accuracy", response_method="decision_function",
+        cv=StratifiedKFold(3, shuffle=True, random_state=0)).fit(train, train.labels)
+    assert tuned.loc[tuned["fold"] == 0, "threshold"].iloc[0] == pytest.approx(
+        ours.best_threshold_, rel=1e-9)

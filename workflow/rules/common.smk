@@ -21,7 +21,7 @@ from milbench.experiment.config import (
     method_settings,
     missing_dataset_files,
 )
-from milbench.experiment.grid import check_method, expand_methods, method_labels
+from milbench.experiment.grid import check_experiment, check_method, expand_methods, method_labels
 from milbench.experiment.stages import shared_stages
 from milbench.registry import add_code_dirs
 
@@ -36,6 +36,7 @@ METHODS = {}
 for exp, cfg in EXPERIMENTS.items():
     try:
         METHODS[exp] = {(m["selector_id"], m["classifier_id"]): m for m in expand_methods(cfg)}
+        check_experiment(cfg)
         for m in METHODS[exp].values():
             check_method(m["selector"], m["classifier"])
     except ValueError as e:

@@ -87,12 +87,15 @@ def experiment_settings(exp, tuned=True):
     """The settings of an experiment entry (defaults filled: the Snakefile's validate or
     :func:`experiment_defaults`) that a cell uses (the run rule's params: changing one reruns
     the methods that read it). ``inner_folds`` / ``inner_metric`` only for a ``tuned`` method
-    (no other reads them); ``transductive`` only when on, so that turning it on reruns exactly
-    that experiment's jobs."""
-    keep = ("scale", "protocol") + (("inner_folds", "inner_metric") if tuned else ())
+    or a tuned ``threshold`` (no other reads them); ``transductive`` and ``threshold`` only when
+    on, so that turning one on reruns exactly that experiment's jobs."""
+    threshold = exp.get("threshold") is not None
+    keep = ("scale", "protocol") + (("inner_folds", "inner_metric") if tuned or threshold else ())
     settings = {k: v for k, v in exp.items() if k in keep}
     if exp["transductive"]:
         settings["transductive"] = True
+    if threshold:
+        settings["threshold"] = exp["threshold"]
     return settings
 
 

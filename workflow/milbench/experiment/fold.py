@@ -18,7 +18,7 @@ from dataclasses import replace
 import numpy as np
 import pandas as pd
 from sklearn.base import clone
-from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.model_selection import GridSearchCV, StratifiedKFold, TunedThresholdClassifierCV
 from sklearn.pipeline import Pipeline
 
 from milbench.data.bags import Bags
@@ -101,8 +101,11 @@ def shares_selector_fits(selector, classifier):
 
 
 def build_estimator(scale, selector, classifier, seed=0, inner_folds=5, inner_metric="accuracy",
-                    n_jobs=1, views=None, memory=None, stages=None):
-    """Pipeline(scale -> select -> classify), wrapped in GridSearchCV when anything is tuned.
+                    n_jobs=1, views=None, memory=None, stages=None, threshold=None):
+    """Pipeline(scale -> select -> classify), wrapped in GridSearchCV when anything is tuned,
+    and in scikit-learn's TunedThresholdClassifierCV (the bag-score threshold that maximises
+    ``inner_metric`` over ``inner_folds`` stratified folds of the training bags, then a refit
+    on all of them) when ``threshold="auto"``.
     ``memory``: a cache directory for the pipeline's transformer fits (scikit-learn
     ``Pipeline(memory=...)``), so a selector is fitted once per inner fold and setting
     (:func:`caches_selector_fits` says when ``run_fold`` passes one).  ``stages``: a
@@ -126,10 +129,13 @@ def build_estimator(scale, selector, classifier, seed=0, inner_folds=5, inner_me
         sel.set_params(**{STORE_PARAM: stages})
     pipe = MILPipeline([("scale", BagScaler(scale)), ("select", sel), ("classify", clf)],
                        memory=memory)
-    if not grid:
-        return pipe
-    return GridSearchCV(pipe, grid, cv=StratifiedKFold(inner_folds, shuffle=True, random_state=seed),
-                        scoring=METRICS[inner_metric], n_jobs=n_jobs, refit=True, error_score="raise")
+    cv = StratifiedKFold(inner_folds, shuffle=True, random_state=seed)
+    est = pipe if not grid else GridSearchCV(pipe, grid, cv=cv, scoring=METRICS[inner_metric],
+                                             n_jobs=n_jobs, refit=True, error_score="raise")
+    if threshold == "auto":
+        est = TunedThresholdClassifierCV(est, scoring=METRICS[inner_metric], cv=cv,
+                                         response_method="decision_function", refit=True)
+    return est
 
 
 def dataset_views(bags):
@@ -139,13 +145,14 @@ def dataset_views(bags):
 
 def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, fold,
              seed=0, inner_folds=5, inner_metric="accuracy", n_jobs=1, transductive=False,
-             stage=None):
+             stage=None, threshold=None):
     """Fit on the training bags of one fold, score the test bags; returns a one-row DataFrame
     (one row per seed, with a ``seed`` column, when the fitted selector reports independent
     per-seed results in ``result_supports_``: HyDR-MI's ``combine="per-seed"``, the paper's
     protocol of averaging the results of independent runs).
 
     ``transductive``: the fit also sees every other bag of ``bags`` without labels.
+    ``threshold``: None (score > 0 is positive) or "auto" (:func:`build_estimator`).
     ``stage``: the selector's stored fold stage (:mod:`milbench.experiment.stages`) for this
     fold; it must serve the selector's fit on the outer training bags (an error otherwise)."""
     tr, te, ratio = split(folds, repeat, fold, bags.bag_ids)
@@ -157,7 +164,7 @@ def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, f
                               inner_folds=inner_folds, inner_metric=inner_metric, n_jobs=n_jobs,
                               views=views, memory=cache if caches_selector_fits(
                                   method["selector"], method["classifier"]) else None,
-                              stages=store)
+                              stages=store, threshold=threshold)
         unlabeled = {"unlabeled": Unlabeled(bags)} if transductive else {}
         t0 = time.process_time(), time.perf_counter()
         est.fit(train, train.labels, **unlabeled)

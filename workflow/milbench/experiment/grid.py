@@ -117,6 +117,22 @@ def strip_tune(spec):
     return {k: v for k, v in spec.items() if k != "tune"}
 
 
+def check_experiment(exp):
+    """Experiment-level configuration errors found without data: ``threshold: auto`` where
+    its inner folds cannot work (transductive fits, whose unlabeled bags it would not pass;
+    per-seed results, each its own classifier)."""
+    if exp.get("threshold") != "auto":
+        return
+    if exp.get("transductive"):
+        raise ValueError("threshold: auto cannot be combined with transductive: true (its inner "
+                         "folds would fit without the unlabeled bags)")
+    for m in expand_methods(exp):
+        sel = m["selector"]
+        if "per-seed" in [sel.get("combine"), *sel.get("tune", {}).get("combine", [])]:
+            raise ValueError(f"selector {sel['name']}: threshold: auto cannot tune per-seed "
+                             "results (one classifier per seed); use combine other than per-seed")
+
+
 def check_method(selector, classifier):
     """Configuration errors of one method, found without data (called when the workflow is
     parsed): unknown names or parameters, ``tune`` keys the estimator lacks, values that an

@@ -68,7 +68,8 @@ def run_cell(bags, folds, method, settings, *, experiment, dataset, repeat, fold
     """One (repeat, fold) cell of a method: the one-row DataFrame of :func:`run_fold`
     (``settings``: :func:`~milbench.experiment.config.experiment_settings`; ``stage``: the selector's stored fold stage for
     this cell, or None)."""
-    tuning = {k: settings[k] for k in ("inner_folds", "inner_metric") if k in settings}
+    tuning = {k: settings[k] for k in ("inner_folds", "inner_metric", "threshold")
+              if k in settings}
     return run_fold(bags, folds, method, experiment=experiment, dataset=dataset,
                     scale=settings["scale"], repeat=repeat, fold=fold,
                     seed=settings["protocol"]["seed"], **tuning, n_jobs=n_jobs,

@@ -14,6 +14,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics import get_scorer
+from sklearn.model_selection import TunedThresholdClassifierCV
 
 from milbench.experiment.grid import RESERVED, method_label, to_json
 
@@ -69,8 +70,14 @@ def fold_metrics(y, predictions, scores, metrics=tuple(METRICS)):
     return out
 
 
+def fitted_search(est):
+    """A method's estimator without its tuned threshold (TunedThresholdClassifierCV's refit)."""
+    return est.estimator_ if isinstance(est, TunedThresholdClassifierCV) else est
+
+
 def fitted_pipeline(est):
     """The fitted pipeline of a method's estimator: GridSearchCV's refit, or the pipeline."""
+    est = fitted_search(est)
     return est.best_estimator_ if hasattr(est, "best_estimator_") else est
 
 
@@ -97,12 +104,14 @@ def score_row(est, train, test, method, experiment, dataset, repeat, fold, ratio
         "predict_cpu_seconds": predict_cpu,
         "n_features": int(pipe[:-1].transform(test.subset([0])).n_features),
         "n_train": len(train), "n_test": len(test),
-        "best_params": to_json(getattr(est, "best_params_", {})),
+        "best_params": to_json(getattr(fitted_search(est), "best_params_", {})),
         "diagnostics": to_json({f"{step}.{k}": v for step in ("select", "classify")
                                 for k, v in getattr(pipe[step], "diagnostics_", {}).items()}),
         "synthetic": bool(bags.meta.get("synthetic", False)),
         "transductive": bool(transductive),
     }
+    if isinstance(est, TunedThresholdClassifierCV):
+        row["threshold"] = float(est.best_threshold_)
     for prefix, spec in (("sel", method["selector"]), ("clf", method["classifier"])):
         for k, v in spec.items():
             if k not in RESERVED:
