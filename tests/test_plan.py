@@ -113,6 +113,10 @@ def test_fits_per_cell_rules():
     assert P.fits_per_cell(hydr, exp, 4000)[0] == 4000 * 3 + 1 + 5
     hydr["selector"].update(fitness="train", combine="best")
     assert P.fits_per_cell(hydr, exp, 100)[0] == 100 + 1
+    # threshold: auto repeats a cell on each inner fold, then refits
+    thr = {**exp, "threshold": "auto"}
+    assert P.fits_per_cell(untuned, thr) == (3, "untuned: 1, x 3 for threshold: auto")
+    assert P.fits_per_cell(tuned, thr)[0] == (2 * 2 + 1) * 3
 
 
 def test_design_is_stratified_and_deterministic():

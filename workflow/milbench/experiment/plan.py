@@ -158,7 +158,16 @@ def hydr_inner_folds(selector):
 
 
 def fits_per_cell(method, exp, hydr_evaluations=None):
-    """(fits, how) of one cell of ``method`` in experiment ``exp`` (defaults filled)."""
+    """(fits, how) of one cell of ``method`` in experiment ``exp`` (defaults filled);
+    ``threshold: auto`` repeats a cell's fits on each of ``inner_folds`` folds, then refits."""
+    fits, how = _fits_per_cell(method, exp, hydr_evaluations)
+    if exp.get("threshold") != "auto":
+        return fits, how
+    k = exp["inner_folds"] + 1
+    return (None if fits is None else fits * k), f"{how}, x {k} for threshold: auto"
+
+
+def _fits_per_cell(method, exp, hydr_evaluations=None):
     if is_hydr(method):
         k, final = hydr_inner_folds(method["selector"]), hydr_final_fits(method["selector"])
         if hydr_evaluations is None:
@@ -279,7 +288,8 @@ def _draw_untuned(ctx, task):
     run_cell(bags, folds, m, settings, experiment=ctx["experiment"], dataset=ctx["dataset"],
              repeat=task["cell"][0], fold=task["cell"][1], stage=stage)
     cpu = time.process_time() - t
-    return {"cell_cpu": cpu, "fits": [cpu], "stage_cpu": stage_cpu, "stage_state": stage}
+    fits = ctx["exp"]["inner_folds"] + 1 if settings.get("threshold") == "auto" else 1
+    return {"cell_cpu": cpu, "fits": [cpu / fits], "stage_cpu": stage_cpu, "stage_state": stage}
 
 
 def _inner_split(ctx, cell, n_folds):
@@ -666,6 +676,8 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=
         if "stopped" in r:
             r = {"cell_cpu": r["stopped"] * (exp["inner_folds"] if fam["kind"] == "tuned"
                                              else 1), "fits": [], "lower": True}
+        if fam["kind"] != "untuned" and exp.get("threshold") == "auto":
+            r["cell_cpu"] *= exp["inner_folds"] + 1   # timed without the threshold's folds
         if r.get("stage_cpu") is not None:
             stage_cpu.setdefault((fam["experiment"], fam["dataset"], sid), []).append(
                 r["stage_cpu"])
@@ -808,8 +820,9 @@ def report(result, cores, write=print):
                 f["label"][:21] + "..." + f["label"][-26:]      # keep the classifier in view
             write(f"   {lab:<52}{f['dataset'][:14]:<15}{f['cells']:>7,}"
                   f"{_fits_cell(f):>11}{spread:>27}{est:>12}")
-        how = sorted({f["fits_how"].split(": ")[0] if f["kind"] == "untuned" else
-                      f["fits_how"] for f in e["families"] if f["fits_how"]})
+        how = sorted({f["fits_how"].split(": ")[0] if f["kind"] == "untuned"
+                      and "threshold" not in f["fits_how"] else f["fits_how"]
+                      for f in e["families"] if f["fits_how"]})
         write("   fits/cell: " + "; ".join(how))
         if e.get("cpu") is not None:
             fits = e["cpu"] - e["stage_cpu"] - e["fixed_cpu"] - e["overhead_cpu"]
