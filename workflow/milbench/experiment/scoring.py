@@ -1,5 +1,5 @@
-"""Scores: the row of one fitted fold (the configured metrics, predicted positives, timings,
-diagnostics), the method files of an experiment checked and joined into its scores, their
+"""Scores: the row of one fitted fold (every metric of :data:`METRICS`, predicted positives,
+timings, diagnostics), the method files of an experiment checked and joined into its scores, their
 summary per data set x method, and the warnings a reader of accuracy must not miss
 (imbalanced classes, one class predicted, fits stopped at their iteration cap).
 """
