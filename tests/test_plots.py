@@ -187,20 +187,24 @@ def test_make_figures_every_kind(features_scores, grid_scores, tmp_path):
            {"kind": "runtime", "metric": "total_seconds"}]
     paths = P.make_figures(features_scores, cfg, tmp_path)
     assert [p.name for p in paths] == [
+        "scores.png", "scores.svg",                  # always drawn, first
         "cd_accuracy.png", "cd_accuracy.svg", "cd_bd.png", "cd_bd.svg",
         "vs-features_auroc.png", "vs-features_auroc.svg", "vs-ratio_accuracy.png",
         "vs-ratio_accuracy.svg", "runtime_total_seconds.png", "runtime_total_seconds.svg"]
     for i in range(0, len(paths), 2):
         _valid(paths[i: i + 2])
-    hm = P.make_figures(grid_scores, [{"kind": "heatmap", "x": "clf.lambda",
-                                       "y": "clf.theta"}], tmp_path)
-    _valid(hm)
+    hm = P.make_figures(grid_scores[grid_scores.dataset == "tiger"],
+                        [{"kind": "heatmap", "x": "clf.lambda", "y": "clf.theta"}], tmp_path)
+    assert [p.name for p in hm] == ["scores.png", "scores.svg", "heatmap_accuracy.png",
+                                    "heatmap_accuracy.svg"]
+    _valid(hm[2:])
     # spellings used in config/paper/*.yaml: critical-difference with a control named by
     # its selector, ratio-curve, heatmap facets
     al = P.make_figures(features_scores, [
         {"kind": "critical-difference", "control": "midr", "filter": {"n_features": 40}},
-        {"kind": "ratio-curve"}], tmp_path / "alias")
-    assert [p.name for p in al] == ["cd_accuracy.png", "cd_accuracy.svg",
+        {"kind": "ratio-curve"}], tmp_path / "alias", metrics=["accuracy"])
+    assert [p.name for p in al] == ["scores.png", "scores.svg", "cd_accuracy.png",
+                                    "cd_accuracy.svg",
                                     "vs-ratio_accuracy.png", "vs-ratio_accuracy.svg"]
     with pytest.raises(ValueError, match="needs x and y"):
         P.make_figures(grid_scores, [{"kind": "heatmap"}], tmp_path)
@@ -233,14 +237,16 @@ def test_make_figures_defaults_and_determinism(ratio_scores, tmp_path):
         "vs-ratio_accuracy.svg", "vs-ratio_auroc.png", "vs-ratio_auroc.svg",
         "cd_accuracy.png", "cd_accuracy.svg", "cd_auroc.png", "cd_auroc.svg"]
     b = P.make_figures(ratio_scores, [{"kind": "cd", "metric": "auroc"}], tmp_path / "b")
-    assert a[-2].read_bytes() == b[0].read_bytes()    # byte-identical PNG
-    assert a[-1].read_bytes() == b[1].read_bytes()    # and SVG
+    assert [p.name for p in b] == ["scores.png", "scores.svg", "cd_auroc.png", "cd_auroc.svg"]
+    assert a[-2].read_bytes() == b[2].read_bytes()    # byte-identical PNG
+    assert a[-1].read_bytes() == b[3].read_bytes()    # and SVG
+    assert a[0].read_bytes() == b[0].read_bytes()
 
 
 def test_cd_with_too_few_blocks_draws_explanation(tmp_path):
     sc = synthetic_scores(6, datasets=("musk1",))
     paths = P.make_figures(sc, [{"kind": "cd"}], tmp_path)
-    _valid(paths)
+    _valid(paths[2:])
 
 
 def test_cd_labels_drop_tune_grids_and_a_constant_none_selector():
@@ -289,6 +295,17 @@ def _labels_overlap(fig):
     boxes = [(t, t.get_window_extent(renderer).padded(-1.0)) for t in texts]
     return [(a.get_text(), b.get_text()) for i, (a, ba) in enumerate(boxes)
             for b, bb in boxes[i + 1:] if ba.overlaps(bb)]
+
+
+def test_labels_overlap_finds_crowded_labels():
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(3, 2))
+    ax = fig.add_subplot()
+    ax.set_xticks(range(12), [f"a rather long label {i}" for i in range(12)])
+    assert _labels_overlap(fig)
+    ax.set_xticks(range(12), [f"a rather long label {i}" for i in range(12)], rotation=90)
+    assert not _labels_overlap(fig)
 
 
 def _ticklabels(ax, axis="y"):
@@ -382,7 +399,7 @@ def test_long_labels_become_codes_without_overlap(tmp_path):
     assert _ticklabels(fig.axes[0])[:2] == ["M1", "M2"] and not _labels_overlap(fig)
     # the CD diagram: codes, key and the note on too few data sets under it
     paths = P.make_figures(sc, [{"kind": "cd"}], tmp_path)
-    _valid(paths)
+    _valid(paths[2:])
     fig = P._cd_figure(sc, {}, "accuracy", "t")
     texts = " ".join(t.get_text() for t in fig.texts + fig.axes[0].texts).replace("\n", " ")
     assert "M1 (" in texts and "M5: " in texts
@@ -456,8 +473,39 @@ def test_schema_lists_every_figure_kind():
 def test_make_figures_scores_kind_takes_the_experiments_metrics(fold_scores, tmp_path):
     one = fold_scores[fold_scores.dataset == "fox"]
     paths = P.make_figures(one, [{"kind": "scores"}, {"kind": "boxplot", "metric": "auroc"}],
-                           tmp_path, metrics=["auroc"])
+                           tmp_path, metrics=["auroc"])     # configured: not drawn twice
     assert [p.name for p in paths] == ["scores.png", "scores.svg", "scores_auroc.png",
                                        "scores_auroc.svg"]
     _valid(paths[:2])
     assert paths[0].read_bytes() == paths[2].read_bytes()    # the same figure, deterministic
+
+
+def test_report_front_page_lists_the_experiments():
+    """workflow/report/workflow.rst, rendered as `snakemake --report` does (Jinja with the
+    config and the result categories, then reStructuredText), opens on every experiment with
+    its description, linking those with results."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import yaml
+    from docutils.core import publish_parts
+    from jinja2 import Environment
+
+    root = Path(P.__file__).parents[3]
+    cfg = yaml.safe_load((root / "config/config.yaml").read_text())
+    text = (root / "workflow/report/workflow.rst").read_text()
+    from collections import namedtuple
+
+    cats = {namedtuple("Category", "name")("quickstart"): {}}
+    links = "\n\n.. _quickstart: javascript:app.showCategory('quickstart')\n"
+    rst = Environment(trim_blocks=True, lstrip_blocks=True).from_string(text + links).render(
+        snakemake=SimpleNamespace(config=cfg), categories=cats, files=[])
+    html = publish_parts(rst, writer="html",
+                         settings_overrides={"halt_level": 2, "report_level": 5})["html_body"]
+    assert "system-message" not in html
+    assert "showCategory(&#x27;quickstart&#x27;)" in html or "showCategory('quickstart')" in html
+    for name, exp in cfg["experiments"].items():
+        assert name in html
+        assert " ".join(exp["description"].split())[:40] in " ".join(html.split())
+    assert "(no results in this report)" in html          # zoo etc. are not in `cats`
+    assert html.index("quickstart") < html.index("What to look at first")

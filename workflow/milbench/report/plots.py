@@ -66,7 +66,7 @@ KIND_ALIASES = {"critical-difference": "cd", "cd-diagram": "cd", "ratio-curve": 
                 "vs-dims": "vs-features", "time": "runtime", "runtime-bars": "runtime",
                 "heat-map": "heatmap", "boxplot": "scores", "per-fold": "scores"}
 #: labels longer than this are shown as codes (M1, M2, ...) with a key beside the figure
-MAX_LABEL = 28
+MAX_LABEL = 40
 _METRIC_LABEL = {"accuracy": "Accuracy", "auroc": "AUROC", "balanced_accuracy": "Balanced accuracy",
                  "f1": "F1 score", "precision": "Precision", "recall": "Recall",
                  "matthews_corrcoef": "Matthews correlation (MCC)",
@@ -334,23 +334,33 @@ def plot_scores(scores, metrics=("accuracy", "auroc"), by="dataset", alpha=0.05,
     df["_m"] = df["method"].map(names)
     shown, key = _display_labels(df["_m"].unique())
     colors = _colors(sorted(df["_m"].unique(), key=natural_key))
-    blocks = _blocks(df)
-    datasets = sorted(df[by].unique(), key=natural_key)
-    n_max = int(df.groupby(by)["_m"].nunique().max())
+    # the ratio protocol: one row per data set and training ratio (scores of different
+    # ratios are not replicates of one another)
+    rows_by = [by] + (["train_ratio"] if _has(df, "train_ratio")
+                      and df["train_ratio"].nunique() > 1 else [])
+    blocks = [b for b in _blocks(df) if b not in rows_by]
+    keys = _group_keys(df, rows_by)
+    n_max = int(df.groupby(rows_by)["_m"].nunique().max())
     longest = max(len(v) for v in shown.values())
-    fig, axes = _figure(len(datasets), len(metrics),
-                        panel=(3.2 + 0.065 * longest, 0.9 + 0.3 * n_max), key=key)
+    fig, axes = _figure(len(keys), len(metrics),
+                        panel=(3.2 + 0.065 * longest, 1.3 + 0.3 * n_max), key=key)
     rng = np.random.default_rng(seed)
     tested = untested = 0
-    for row, d in enumerate(datasets):
+    n_pairs = set()
+    for row, key_v in enumerate(keys):
+        rowdf = df
+        for b, v in zip(rows_by, key_v):
+            rowdf = rowdf[rowdf[b] == v]
+        head = ", ".join([str(key_v[0])] + [f"{_label(b).lower()} {_fmt(v)}"
+                                            for b, v in zip(rows_by[1:], key_v[1:])])
         for col, metric in enumerate(metrics):
             ax = axes[row, col]
-            sub = df[(df[by] == d) & df[metric].notna()]
+            sub = rowdf[rowdf[metric].notna()]
+            ax.set_title(head, fontsize=10)
             if sub.empty:
                 ax.text(0.5, 0.5, f"no {_label(metric)} values", ha="center", va="center",
                         transform=ax.transAxes, fontsize=8)
                 ax.set_yticks([])
-                ax.set_title(f"{d}", fontsize=10)
                 continue
             hib = not metric.endswith("_seconds")
             # one value per method and matched fold: per-seed rows (and any other replicate
@@ -363,6 +373,7 @@ def plot_scores(scores, metrics=("accuracy", "auroc"), by="dataset", alpha=0.05,
                 best, tab = paired_vs_best(wide[order], hib, alpha)
                 worse = set(tab.index[tab["worse"].astype(bool)])
                 tested += 1
+                n_pairs.update(tab["n_pairs"].astype(int))
             elif len(order) >= 2:
                 untested += 1
             ys = np.arange(len(order))
@@ -383,14 +394,15 @@ def plot_scores(scores, metrics=("accuracy", "auroc"), by="dataset", alpha=0.05,
             ax.get_yticklabels()[0].set_fontweight("bold")
             ax.set_ylim(len(order) - 0.5, -0.5)               # best on top
             ax.set_xlabel(_label(metric), fontsize=9)
-            ax.set_title(f"{d}", fontsize=10)
             ax.grid(True, axis="x", alpha=0.3)
-    note = ("Box: quartiles over folds (repeat x fold; per-seed rows averaged), whiskers 1.5 "
+    unit = " x ".join(blocks) or "run"
+    note = (f"Box: quartiles over folds ({unit}; per-seed rows averaged), whiskers 1.5 "
             "IQR, dots: folds, diamond: mean; sorted by mean, best on top in bold.")
     if tested:
         note += (f" *: worse than the best, Holm-adjusted paired t-test vs the best over "
-                 f"matched folds, alpha {alpha:g} (fold-level tests are optimistic: "
-                 "folds share training bags).")
+                 f"matched folds ({'-'.join(map(str, sorted({min(n_pairs), max(n_pairs)})))} "
+                 f"pairs), alpha {alpha:g} (fold-level tests are optimistic: folds share "
+                 "training bags).")
     if untested:
         note += " No test where fewer than 2 folds are matched."
     _footnote(fig, note)
@@ -837,12 +849,16 @@ def _cd_figure(df, entry, metric, title):
 def make_figures(scores: pd.DataFrame, figures_cfg=None, outdir="figures",
                  metrics=None) -> list[Path]:
     """Render the configured figures (or :func:`default_figures` over the experiment's
-    ``metrics``) into ``outdir``; each figure is written as ``<name>.png`` and ``<name>.svg``.
-    Returns all written paths."""
+    ``metrics``) into ``outdir``, with the ``scores`` figure first unless one is configured;
+    each figure is written as ``<name>.png`` and ``<name>.svg``.  Returns all written paths."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     metrics = list(metrics or ("accuracy", "auroc"))
     entries = list(figures_cfg) if figures_cfg else default_figures(scores, metrics)
+    if not any(KIND_ALIASES.get(e.get("kind"), e.get("kind")) == "scores" for e in entries) \
+            and any(_has(scores, m) for m in metrics):
+        # every experiment shows its per-fold scores, configured figures or not
+        entries.insert(0, {"kind": "scores", "metrics": [m for m in metrics if _has(scores, m)]})
     exp = ""
     if "experiment" in scores.columns and scores["experiment"].nunique() == 1:
         exp = f"{scores['experiment'].iloc[0]}: "
