@@ -187,7 +187,6 @@ def test_make_figures_every_kind(features_scores, grid_scores, tmp_path):
            {"kind": "runtime", "metric": "total_seconds"}]
     paths = P.make_figures(features_scores, cfg, tmp_path)
     assert [p.name for p in paths] == [
-        "scores.png", "scores.svg",                  # always drawn, first
         "cd_accuracy.png", "cd_accuracy.svg", "cd_bd.png", "cd_bd.svg",
         "vs-features_auroc.png", "vs-features_auroc.svg", "vs-ratio_accuracy.png",
         "vs-ratio_accuracy.svg", "runtime_total_seconds.png", "runtime_total_seconds.svg"]
@@ -195,16 +194,20 @@ def test_make_figures_every_kind(features_scores, grid_scores, tmp_path):
         _valid(paths[i: i + 2])
     hm = P.make_figures(grid_scores[grid_scores.dataset == "tiger"],
                         [{"kind": "heatmap", "x": "clf.lambda", "y": "clf.theta"}], tmp_path)
+    assert [p.name for p in hm] == ["heatmap_accuracy.png", "heatmap_accuracy.svg"]
+    _valid(hm)
+    # the pipeline adds the per-fold scores figure first when none is configured
+    hm = P.make_figures(grid_scores[grid_scores.dataset == "tiger"],
+                        [{"kind": "heatmap", "x": "clf.lambda", "y": "clf.theta"}], tmp_path,
+                        add_scores=True)
     assert [p.name for p in hm] == ["scores.png", "scores.svg", "heatmap_accuracy.png",
                                     "heatmap_accuracy.svg"]
-    _valid(hm[2:])
     # spellings used in config/paper/*.yaml: critical-difference with a control named by
     # its selector, ratio-curve, heatmap facets
     al = P.make_figures(features_scores, [
         {"kind": "critical-difference", "control": "midr", "filter": {"n_features": 40}},
         {"kind": "ratio-curve"}], tmp_path / "alias", metrics=["accuracy"])
-    assert [p.name for p in al] == ["scores.png", "scores.svg", "cd_accuracy.png",
-                                    "cd_accuracy.svg",
+    assert [p.name for p in al] == ["cd_accuracy.png", "cd_accuracy.svg",
                                     "vs-ratio_accuracy.png", "vs-ratio_accuracy.svg"]
     with pytest.raises(ValueError, match="needs x and y"):
         P.make_figures(grid_scores, [{"kind": "heatmap"}], tmp_path)
@@ -237,16 +240,14 @@ def test_make_figures_defaults_and_determinism(ratio_scores, tmp_path):
         "vs-ratio_accuracy.svg", "vs-ratio_auroc.png", "vs-ratio_auroc.svg",
         "cd_accuracy.png", "cd_accuracy.svg", "cd_auroc.png", "cd_auroc.svg"]
     b = P.make_figures(ratio_scores, [{"kind": "cd", "metric": "auroc"}], tmp_path / "b")
-    assert [p.name for p in b] == ["scores.png", "scores.svg", "cd_auroc.png", "cd_auroc.svg"]
-    assert a[-2].read_bytes() == b[2].read_bytes()    # byte-identical PNG
-    assert a[-1].read_bytes() == b[3].read_bytes()    # and SVG
-    assert a[0].read_bytes() == b[0].read_bytes()
+    assert a[-2].read_bytes() == b[0].read_bytes()    # byte-identical PNG
+    assert a[-1].read_bytes() == b[1].read_bytes()    # and SVG
 
 
 def test_cd_with_too_few_blocks_draws_explanation(tmp_path):
     sc = synthetic_scores(6, datasets=("musk1",))
     paths = P.make_figures(sc, [{"kind": "cd"}], tmp_path)
-    _valid(paths[2:])
+    _valid(paths)
 
 
 def test_cd_labels_drop_tune_grids_and_a_constant_none_selector():
@@ -399,7 +400,7 @@ def test_long_labels_become_codes_without_overlap(tmp_path):
     assert _ticklabels(fig.axes[0])[:2] == ["M1", "M2"] and not _labels_overlap(fig)
     # the CD diagram: codes, key and the note on too few data sets under it
     paths = P.make_figures(sc, [{"kind": "cd"}], tmp_path)
-    _valid(paths[2:])
+    _valid(paths)
     fig = P._cd_figure(sc, {}, "accuracy", "t")
     texts = " ".join(t.get_text() for t in fig.texts + fig.axes[0].texts).replace("\n", " ")
     assert "M1 (" in texts and "M5: " in texts
@@ -467,13 +468,18 @@ def test_schema_lists_every_figure_kind():
     schema = yaml.safe_load((Path(P.__file__).parents[2] / "schemas/config.schema.yaml")
                             .read_text())
     kind = schema["$defs"]["experiment"]["properties"]["figures"]["items"]["properties"]["kind"]
-    assert set(kind["enum"]) == set(P.KINDS) | set(P.KIND_ALIASES)
+    canonical, aliases = (set(k["enum"]) for k in kind["anyOf"])
+    assert canonical == set(P.KINDS) and aliases == set(P.KIND_ALIASES)
+    from jsonschema import ValidationError, validate
+    validate("ratio-curve", kind)
+    with pytest.raises(ValidationError):
+        validate("pie", kind)
 
 
 def test_make_figures_scores_kind_takes_the_experiments_metrics(fold_scores, tmp_path):
     one = fold_scores[fold_scores.dataset == "fox"]
     paths = P.make_figures(one, [{"kind": "scores"}, {"kind": "boxplot", "metric": "auroc"}],
-                           tmp_path, metrics=["auroc"])     # configured: not drawn twice
+                           tmp_path, metrics=["auroc"], add_scores=True)   # not drawn twice
     assert [p.name for p in paths] == ["scores.png", "scores.svg", "scores_auroc.png",
                                        "scores_auroc.svg"]
     _valid(paths[:2])

@@ -847,16 +847,17 @@ def _cd_figure(df, entry, metric, title):
 
 
 def make_figures(scores: pd.DataFrame, figures_cfg=None, outdir="figures",
-                 metrics=None) -> list[Path]:
+                 metrics=None, add_scores=False) -> list[Path]:
     """Render the configured figures (or :func:`default_figures` over the experiment's
-    ``metrics``) into ``outdir``, with the ``scores`` figure first unless one is configured;
-    each figure is written as ``<name>.png`` and ``<name>.svg``.  Returns all written paths."""
+    ``metrics``) into ``outdir``; ``add_scores`` (the pipeline's figures rule) puts the
+    ``scores`` figure first when no entry draws one.  Each figure is written as
+    ``<name>.png`` and ``<name>.svg``.  Returns all written paths."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
     metrics = list(metrics or ("accuracy", "auroc"))
     entries = list(figures_cfg) if figures_cfg else default_figures(scores, metrics)
-    if not any(KIND_ALIASES.get(e.get("kind"), e.get("kind")) == "scores" for e in entries) \
-            and any(_has(scores, m) for m in metrics):
+    if add_scores and any(_has(scores, m) for m in metrics) and not any(
+            KIND_ALIASES.get(e.get("kind"), e.get("kind")) == "scores" for e in entries):
         # every experiment shows its per-fold scores, configured figures or not
         entries.insert(0, {"kind": "scores", "metrics": [m for m in metrics if _has(scores, m)]})
     exp = ""
