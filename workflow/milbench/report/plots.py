@@ -40,7 +40,6 @@ import numpy as np
 import pandas as pd
 from matplotlib import colormaps
 from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
 from milbench.report.stats import (
@@ -54,7 +53,7 @@ from milbench.report.stats import (
     resolve_label,
 )
 
-__all__ = ["cd_diagram", "plot_scores", "plot_vs_features", "plot_vs_ratio", "plot_heatmap",
+__all__ = ["cd_diagram", "plot_scores", "paired_vs_best", "plot_vs_features", "plot_vs_ratio", "plot_heatmap",
            "plot_runtime", "plot_feature_coverage", "save_figure", "make_figures",
            "default_figures", "KINDS"]
 
