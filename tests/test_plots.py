@@ -441,6 +441,10 @@ def test_vs_features_single_points_say_so(features_scores):
     title = fig.legends[0].get_title().get_text()
     assert "band" not in title and "error bars" in title
     ax = fig.axes[0]
+    # the four series all ran at 40 features: spread sideways around 40, and said so
+    xs = sorted(float(ln.get_xdata()[0]) for ln in ax.lines if len(ln.get_xdata()) == 1)
+    assert len(set(xs)) == 4 and np.mean(xs) == pytest.approx(40.0)
+    assert "spread sideways" in title
     assert not [c for c in ax.collections if type(c).__name__ == "FillBetweenPolyCollection"
                 or type(c).__name__ == "PolyCollection"]
     assert "lines: mean over folds; bands: ±1 std" == \

@@ -253,11 +253,15 @@ def cd_diagram(avg_ranks, cd, *, cliques=None, control=None, title=None, ax=None
         ax.plot([r, r], [0, 0.07], color="black", lw=0.7, zorder=3)
     # critical difference bar
     if cd is not None and np.isfinite(cd):
-        ax.plot([lo, lo + cd], [1.05, 1.05], color="black", lw=1.5)
-        for xx in (lo, lo + cd):
+        end = min(lo + cd, hi)                   # a CD beyond the axis ends in an arrow
+        ax.plot([lo, end], [1.05, 1.05], color="black", lw=1.5)
+        for xx in (lo, end) if end == lo + cd else (lo,):
             ax.plot([xx, xx], [0.97, 1.13], color="black", lw=1)
-        ax.text(lo + cd / 2, 1.2, f"CD = {cd:.3f} ({test_label})", ha="center", va="bottom",
-                fontsize=9)
+        if end < lo + cd:
+            ax.plot([end], [1.05], marker=">", color="black", ms=6)
+        ax.text((lo + end) / 2, 1.2, f"CD = {cd:.3f} ({test_label})"
+                + (" > the whole rank axis" if end < lo + cd else ""), ha="center",
+                va="bottom", fontsize=9)
     left_x, right_x = lo - gap * u, hi + gap * u
     for i, (m, r) in enumerate(zip(names, R.to_numpy())):
         if i < half:
@@ -513,12 +517,21 @@ def _line_panels(df, metric, x, hue, by, title, xlabel=None, logx=False):
             for b, v in zip(by, key):
                 sub = sub[sub[b] == v]
             ax.set_title(", ".join(_fmt(v) for v in key), fontsize=10)
-        for s in series:
-            ss = sub[sub["_series"] == s]
-            if ss.empty:
-                continue
-            agg = ss.groupby(x, sort=True)[metric].agg(["mean", "std"])
-            xv = agg.index.to_numpy(dtype=float)
+        aggs = {s: sub[sub["_series"] == s].groupby(x, sort=True)[metric].agg(["mean", "std"])
+                for s in series}
+        aggs = {s: a for s, a in aggs.items() if len(a)}
+        # single points at the same x are spread sideways (by 1.5 % of the x range each)
+        singles = [(s, float(a.index[0])) for s, a in aggs.items() if len(a) == 1]
+        xs_all = sub[x].astype(float)
+        step = 0.015 * (xs_all.max() - xs_all.min() or abs(xs_all.max()) or 1.0)
+        shift = {}
+        for xval in {v for _, v in singles}:
+            same = [s for s, v in singles if v == xval]
+            if len(same) > 1:
+                shift.update({s: (j - (len(same) - 1) / 2) * step for j, s in enumerate(same)})
+                drawn.add("dodged")
+        for s, agg in aggs.items():
+            xv = agg.index.to_numpy(dtype=float) + shift.get(s, 0.0)
             mu, sd = agg["mean"].to_numpy(float), agg["std"].fillna(0).to_numpy(float)
             if xv.size > 1:                             # a line with its ±1 std band
                 ax.plot(xv, mu, marker="o", ms=3.5, lw=1.5, color=colors[s], label=s)
@@ -543,7 +556,9 @@ def _line_panels(df, metric, x, hue, by, title, xlabel=None, logx=False):
             frozenset({"point"}): "points: mean over folds; error bars: ±1 std "
                                   "(one setting per series)",
             frozenset({"line", "point"}): "lines / points: mean over folds; bands / error "
-                                          "bars: ±1 std"}[frozenset(drawn)]
+                                          "bars: ±1 std"}[frozenset(drawn - {"dodged"})]
+    if "dodged" in drawn:
+        what += "; points at the same x spread sideways"
     _legend(fig, [h_all[s] for s in shown], shown, title=what)
     fig.suptitle(title, fontsize=12)
     return fig
