@@ -15,6 +15,10 @@ if not workflow.overwrite_configfiles:
 validate(config, "workflow/schemas/config.schema.yaml", set_default=True)
 
 
+# `snakemake --report report.html` opens on this page: the experiments and what to read first
+report: "workflow/report/workflow.rst"
+
+
 include: "workflow/rules/common.smk"
 include: "workflow/rules/data.smk"
 include: "workflow/rules/images.smk"

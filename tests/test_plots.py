@@ -144,7 +144,7 @@ def test_runtime_bars(tmp_path):
     bars = [c for c in ax.containers if isinstance(c, BarContainer)]
     assert len(bars) == 4 and all(len(b) == 5 for b in bars)    # 4 methods x 5 data sets
     means = sc.groupby(["method", "dataset"])["fit_cpu_seconds"].mean()     # CPU by default
-    midr = [b for b in bars if b.get_label() == "midr+milr"][0]
+    midr = [b for b in bars if b.get_label() == "midr + milr"][0]     # the short label
     assert [p.get_height() for p in midr] == pytest.approx(means["midr+milr"].values)
     assert ax.get_ylabel() == "Training CPU time (s)"
     _valid(P.save_figure(fig, tmp_path / "rt"))
@@ -155,8 +155,8 @@ def test_runtime_bars(tmp_path):
     panels = [ax for ax in fig.axes if ax.get_visible()]
     assert len(panels) == 2
     labels = [t.get_text() for t in panels[0].get_yticklabels()]
-    assert len(labels) == 14 and labels[:3] == ["none+clf0", "none+clf1", "none+clf2"]
-    assert labels[-1] == "none+clf13"                  # natural order, not clf1, clf10, ...
+    assert len(labels) == 14 and labels[:3] == ["clf0", "clf1", "clf2"]   # "none" left out
+    assert labels[-1] == "clf13"                       # natural order, not clf1, clf10, ...
 
 
 def test_cd_diagram_nemenyi_and_bonferroni_dunn(tmp_path):
@@ -192,14 +192,21 @@ def test_make_figures_every_kind(features_scores, grid_scores, tmp_path):
         "vs-ratio_accuracy.svg", "runtime_total_seconds.png", "runtime_total_seconds.svg"]
     for i in range(0, len(paths), 2):
         _valid(paths[i: i + 2])
-    hm = P.make_figures(grid_scores, [{"kind": "heatmap", "x": "clf.lambda",
-                                       "y": "clf.theta"}], tmp_path)
+    hm = P.make_figures(grid_scores[grid_scores.dataset == "tiger"],
+                        [{"kind": "heatmap", "x": "clf.lambda", "y": "clf.theta"}], tmp_path)
+    assert [p.name for p in hm] == ["heatmap_accuracy.png", "heatmap_accuracy.svg"]
     _valid(hm)
+    # the pipeline adds the per-fold scores figure first when none is configured
+    hm = P.make_figures(grid_scores[grid_scores.dataset == "tiger"],
+                        [{"kind": "heatmap", "x": "clf.lambda", "y": "clf.theta"}], tmp_path,
+                        add_scores=True)
+    assert [p.name for p in hm] == ["scores.png", "scores.svg", "heatmap_accuracy.png",
+                                    "heatmap_accuracy.svg"]
     # spellings used in config/paper/*.yaml: critical-difference with a control named by
     # its selector, ratio-curve, heatmap facets
     al = P.make_figures(features_scores, [
         {"kind": "critical-difference", "control": "midr", "filter": {"n_features": 40}},
-        {"kind": "ratio-curve"}], tmp_path / "alias")
+        {"kind": "ratio-curve"}], tmp_path / "alias", metrics=["accuracy"])
     assert [p.name for p in al] == ["cd_accuracy.png", "cd_accuracy.svg",
                                     "vs-ratio_accuracy.png", "vs-ratio_accuracy.svg"]
     with pytest.raises(ValueError, match="needs x and y"):
@@ -209,18 +216,26 @@ def test_make_figures_every_kind(features_scores, grid_scores, tmp_path):
 
 
 def test_default_figures_rules(features_scores, ratio_scores):
-    one = synthetic_scores(5, datasets=("musk1",), methods=[("none", "milr", 0.0)])
-    assert [f["kind"] for f in P.default_figures(one)] == ["runtime"]
-    kinds = [(f["kind"], f["metric"]) for f in P.default_figures(features_scores)]
-    assert kinds == [("runtime", "fit_cpu_seconds"), ("vs-features", "accuracy"),
-                     ("vs-features", "auroc"), ("cd", "accuracy"), ("cd", "auroc")]
+    # one data set: the per-fold scores and the runtime, no CD (Friedman needs data sets)
+    one = synthetic_scores(5, datasets=("musk1",), methods=[("none", "milr", 0.0),
+                                                             ("pca", "milr", 0.0)])
+    assert P.default_figures(one) == [{"kind": "scores", "metrics": ["accuracy", "auroc"]},
+                                      {"kind": "runtime", "metric": "fit_cpu_seconds"}]
+    # the experiment's metrics, those with values
+    assert P.default_figures(one, ["auroc", "balanced_accuracy"])[0] == {
+        "kind": "scores", "metrics": ["auroc"]}
+    kinds = [(f["kind"], f.get("metric")) for f in P.default_figures(features_scores)]
+    assert kinds == [("scores", None), ("runtime", "fit_cpu_seconds"),
+                     ("vs-features", "accuracy"), ("vs-features", "auroc"), ("cd", "accuracy"),
+                     ("cd", "auroc")]
     kinds = [f["kind"] for f in P.default_figures(ratio_scores)]
-    assert kinds == ["runtime", "vs-ratio", "vs-ratio", "cd", "cd"]
+    assert kinds == ["scores", "runtime", "vs-ratio", "vs-ratio", "cd", "cd"]
 
 
 def test_make_figures_defaults_and_determinism(ratio_scores, tmp_path):
     a = P.make_figures(ratio_scores, None, tmp_path / "a")
     assert [p.name for p in a] == [
+        "scores.png", "scores.svg",
         "runtime_fit_cpu_seconds.png", "runtime_fit_cpu_seconds.svg", "vs-ratio_accuracy.png",
         "vs-ratio_accuracy.svg", "vs-ratio_auroc.png", "vs-ratio_auroc.svg",
         "cd_accuracy.png", "cd_accuracy.svg", "cd_auroc.png", "cd_auroc.svg"]
@@ -245,3 +260,262 @@ def test_cd_labels_drop_tune_grids_and_a_constant_none_selector():
         "classifier_params": ['{"tune": {"lam": [1, 2]}}', "{}", '{"C": 1.0}', '{"C": 10.0}']})
     assert list(_short_method_labels(df).values()) == ["miordm", "emdd", "milr(C=1)",
                                                        "milr(C=10)"]
+
+
+# ----------------------------------------------------------------------------- layout checks
+def _drawn_ticklabels(axis):
+    """The tick labels matplotlib draws: those of ticks inside the view interval."""
+    lo, hi = sorted(axis.get_view_interval())
+    eps = 1e-9 * max(1.0, abs(hi - lo))
+    return [lab for locs, labs in ((axis.get_majorticklocs(), axis.get_majorticklabels()),
+                                   (axis.get_minorticklocs(), axis.get_minorticklabels()))
+            for loc, lab in zip(locs, labs) if lo - eps <= loc <= hi + eps]
+
+
+def _labels_overlap(fig):
+    """Pairs of drawn, non-empty texts of ``fig`` (tick labels, titles, axis labels, legend
+    and free texts) whose rendered bounding boxes overlap by more than a pixel."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()                                    # runs the constrained layout
+    renderer = canvas.get_renderer()
+    texts = list(fig.texts) + [t for t in (fig._suptitle, fig._supxlabel, fig._supylabel) if t]
+    for leg in fig.legends:
+        texts += list(leg.get_texts()) + [leg.get_title()]
+    for ax in fig.axes:
+        if not ax.get_visible():
+            continue
+        if ax.axison:                                # an axis("off") draws no ticks
+            texts += _drawn_ticklabels(ax.xaxis) + _drawn_ticklabels(ax.yaxis)
+        texts += list(ax.texts)
+        texts += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label]
+        if ax.get_legend():
+            texts += list(ax.get_legend().get_texts())
+    texts = [t for t in dict.fromkeys(texts) if t.get_visible() and t.get_text().strip()]
+    boxes = [(t, t.get_window_extent(renderer).padded(-1.0)) for t in texts]
+    return [(a.get_text(), b.get_text()) for i, (a, ba) in enumerate(boxes)
+            for b, bb in boxes[i + 1:] if ba.overlaps(bb)]
+
+
+def test_labels_overlap_finds_crowded_labels():
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(3, 2))
+    ax = fig.add_subplot()
+    ax.set_xticks(range(12), [f"a rather long label {i}" for i in range(12)])
+    assert _labels_overlap(fig)
+    ax.set_xticks(range(12), [f"a rather long label {i}" for i in range(12)], rotation=90)
+    assert not _labels_overlap(fig)
+
+
+def _ticklabels(ax, axis="y"):
+    return [t.get_text() for t in (ax.get_yticklabels() if axis == "y" else ax.get_xticklabels())]
+
+
+LONG = [("hydr-mi", 'milr(alpha=3.5, combine=softmax, tune={"C": [0.1, 1.0]}, seed=%d)' % i,
+         0.02 * i) for i in range(5)]
+
+
+@pytest.fixture(scope="module")
+def fold_scores():
+    return synthetic_scores(7, datasets=("musk1", "fox", "tiger"), repeats=2, folds=5,
+                            methods=[("none", "milr", 0.0), ("pca", "milr", 0.004),
+                                     ("relieff-mi", "milr", 0.03), ("midr", "milr", 0.06)])
+
+
+def _oracle_marks(wide, alpha=0.05):
+    """Independent: scipy.stats.ttest_rel of the best-mean method against each other one,
+    statsmodels' Holm over that family; the methods significantly worse than the best."""
+    from scipy.stats import ttest_rel
+    from statsmodels.stats.multitest import multipletests
+
+    best = wide.mean().idxmax()
+    others = [m for m in wide.columns if m != best]
+    p = [ttest_rel(wide[best], wide[m]).pvalue for m in others]
+    reject = multipletests(p, alpha=alpha, method="holm")[0]
+    return best, {m for m, r in zip(others, reject) if r and wide[best].mean() > wide[m].mean()}
+
+
+def test_scores_boxes_sorted_and_paired_marks(fold_scores):
+    fig = P.plot_scores(fold_scores, ["accuracy", "auroc"])
+    panels = [ax for ax in fig.axes if ax.get_visible() and ax.patches]
+    assert len(panels) == 3 * 2                      # data set x metric
+    names = P._method_names(fold_scores)
+    n_marked = n_unmarked = 0
+    for ax, (d, metric) in zip(panels, [(d, m) for d in ("fox", "musk1", "tiger")
+                                        for m in ("accuracy", "auroc")]):
+        assert ax.get_title() == d and ax.get_xlabel() == P._label(metric)
+        assert len(ax.patches) == 4                  # one box per method
+        sub = fold_scores[fold_scores.dataset == d]
+        wide = sub.pivot_table(index=["repeat", "fold"], columns="method", values=metric)
+        wide.columns = [names[m] for m in wide.columns]
+        order = list(wide.mean().sort_values(ascending=False).index)
+        best, worse = _oracle_marks(wide)
+        assert _ticklabels(ax) == [m + (" *" if m in worse else "") for m in order]
+        assert order[0] == best and ax.get_yticklabels()[0].get_fontweight() == "bold"
+        # the dots are the 10 fold scores of each method
+        dots = [c for c in ax.collections if len(c.get_offsets())]
+        assert sorted(len(c.get_offsets()) for c in dots) == [10] * 4
+        n_marked += len(worse)
+        n_unmarked += 3 - len(worse)
+    assert n_marked and n_unmarked                   # the test data exercise both outcomes
+    assert "Holm-adjusted paired t-test" in fig._supxlabel.get_text()
+    assert not _labels_overlap(fig)
+
+
+def test_scores_average_seeds_and_one_data_set():
+    one = synthetic_scores(8, datasets=("musk1",), repeats=1, folds=4)
+    seeds = pd.concat([one.assign(seed=0, accuracy=one.accuracy - 0.1),
+                       one.assign(seed=1, accuracy=one.accuracy + 0.1)])
+    fig = P.plot_scores(seeds, ["accuracy"])
+    ax = fig.axes[0]
+    dots = [c for c in ax.collections if len(c.get_offsets())]
+    assert [len(c.get_offsets()) for c in dots] == [4] * 4   # per fold, not per seed
+    best = dots[0].get_offsets()[:, 0]
+    assert sorted(best) == pytest.approx(sorted(one[one.method == "midr+milr"].accuracy))
+    # a single method or unmatched folds: boxes, but no test and no mark
+    fig = P.plot_scores(one[one.method == "none+milr"], ["accuracy"])
+    assert _ticklabels(fig.axes[0]) == ["milr"]
+    assert "paired t-test" not in fig._supxlabel.get_text()
+
+
+def test_long_labels_become_codes_without_overlap(tmp_path):
+    sc = synthetic_scores(9, datasets=("musk1", "fox"), repeats=1, folds=4, methods=LONG)
+    full = sorted(P._method_names(sc).values(), key=S.natural_key)
+    assert max(map(len, full)) > P.MAX_LABEL
+    fig = P.plot_scores(sc, ["accuracy"])
+    assert {t.removesuffix(" *") for t in _ticklabels(fig.axes[0])} == {f"M{i}"
+                                                                         for i in range(1, 6)}
+    key = " ".join(t.get_text() for ax in fig.axes for t in ax.texts).replace("\n", " ")
+    for i, lab in enumerate(full, 1):                # the key lists every full label
+        assert f"M{i}: " in key
+    assert not _labels_overlap(fig)
+    # runtime: grouped bars with a wrapped legend, and one panel per data set (> 12 methods)
+    assert not _labels_overlap(P.plot_runtime(sc))
+    many = synthetic_scores(10, datasets=("musk1", "fox"), repeats=1, folds=2,
+                            methods=[(s, c.replace("seed", "k") + f"-{j}", 0.0)
+                                     for j in range(3) for s, c, _ in LONG])
+    fig = P.plot_runtime(many)
+    assert _ticklabels(fig.axes[0])[:2] == ["M1", "M2"] and not _labels_overlap(fig)
+    # the CD diagram: codes, key and the note on too few data sets under it
+    paths = P.make_figures(sc, [{"kind": "cd"}], tmp_path)
+    _valid(paths)
+    fig = P._cd_figure(sc, {}, "accuracy", "t")
+    texts = " ".join(t.get_text() for t in fig.texts + fig.axes[0].texts).replace("\n", " ")
+    assert "M1 (" in texts and "M5: " in texts
+    assert S.friedman_note(5, 2, S.critical_difference(5, 2))[:20] in texts
+    assert not _labels_overlap(fig)
+
+
+def test_hydr_settings_are_separate_series():
+    rows = []
+    for fitness in ("cv", "train"):
+        for pct, nf in ((0.3, 50), (0.5, 80)):
+            for fold in range(3):
+                rows.append(dict(dataset="musk1", selector="hydr-mi", classifier="milr",
+                                 selector_params=f'{{"fitness": "{fitness}", "percent": {pct}}}',
+                                 classifier_params="{}", method=f"hydr({fitness},{pct})+milr",
+                                 n_features=nf + fold, fold=fold, accuracy=0.7 + 0.01 * fold))
+    df = pd.DataFrame(rows)
+    fig = P.plot_vs_features(df)
+    labels = sorted(ln.get_label() for ln in fig.axes[0].lines)
+    # the size parameter (percent) is the x axis, fitness separates the series
+    assert labels == ["hydr-mi(fitness=cv) + milr", "hydr-mi(fitness=train) + milr"]
+    # two settings at the same size are never merged into one point
+    same = df.assign(selector_params=df.selector_params.str.replace('"percent": 0.5',
+                                                                    '"percent": 0.3'),
+                     n_features=50)
+    same["selector_params"] = same["selector_params"].str.replace('"fitness"', '"m": 1, "f"')
+    same.loc[same.method.str.contains("0.5"), "selector_params"] = \
+        same.loc[same.method.str.contains("0.5"), "selector_params"].str.replace('"m": 1',
+                                                                                 '"m": 2')
+    fig = P.plot_vs_features(same)
+    handles = fig.legends[0].get_texts()
+    assert len(handles) == 4                         # one series per method
+
+
+def test_vs_features_single_points_say_so(features_scores):
+    one = features_scores[features_scores.n_features == 40]
+    fig = P.plot_vs_features(one)
+    title = fig.legends[0].get_title().get_text()
+    assert "band" not in title and "error bars" in title
+    ax = fig.axes[0]
+    # the four series all ran at 40 features: spread sideways around 40, and said so
+    xs = sorted(float(ln.get_xdata()[0]) for ln in ax.lines if len(ln.get_xdata()) == 1)
+    assert len(set(xs)) == 4 and np.mean(xs) == pytest.approx(40.0)
+    assert "spread sideways" in title
+    assert not [c for c in ax.collections if type(c).__name__ == "FillBetweenPolyCollection"
+                or type(c).__name__ == "PolyCollection"]
+    assert "lines: mean over folds; bands: ±1 std" == \
+        P.plot_vs_features(features_scores).legends[0].get_title().get_text()
+
+
+def test_heatmap_one_row_is_points(grid_scores):
+    g = grid_scores[grid_scores["clf.theta"] == 0.5]
+    g = g[g["clf.lambda"].isin([4.0, 16.0])]          # a 1 x 2 grid
+    fig = P.plot_heatmap(g, "clf.lambda", "clf.theta")
+    assert not [ax for ax in fig.axes if ax.images]
+    assert "1 × 2 grid" in fig._suptitle.get_text() and "not a heat map" in \
+        fig._suptitle.get_text()
+    ax = [ax for ax in fig.axes if ax.get_title() == "tiger"][0]
+    assert _ticklabels(ax, "x") == ["4", "16"]
+    tiger = g[g.dataset == "tiger"].groupby("clf.lambda")["accuracy"].mean()
+    line = [ln for ln in ax.lines if len(ln.get_xdata()) == 2][0]
+    assert list(line.get_ydata()) == pytest.approx(tiger.to_numpy())
+
+
+def test_schema_lists_every_figure_kind():
+    import yaml
+    from pathlib import Path
+
+    schema = yaml.safe_load((Path(P.__file__).parents[2] / "schemas/config.schema.yaml")
+                            .read_text())
+    kind = schema["$defs"]["experiment"]["properties"]["figures"]["items"]["properties"]["kind"]
+    canonical, aliases = (set(k["enum"]) for k in kind["anyOf"])
+    assert canonical == set(P.KINDS) and aliases == set(P.KIND_ALIASES)
+    from jsonschema import ValidationError, validate
+    validate("ratio-curve", kind)
+    with pytest.raises(ValidationError):
+        validate("pie", kind)
+
+
+def test_make_figures_scores_kind_takes_the_experiments_metrics(fold_scores, tmp_path):
+    one = fold_scores[fold_scores.dataset == "fox"]
+    paths = P.make_figures(one, [{"kind": "scores"}, {"kind": "boxplot", "metric": "auroc"}],
+                           tmp_path, metrics=["auroc"], add_scores=True)   # not drawn twice
+    assert [p.name for p in paths] == ["scores.png", "scores.svg", "scores_auroc.png",
+                                       "scores_auroc.svg"]
+    _valid(paths[:2])
+    assert paths[0].read_bytes() == paths[2].read_bytes()    # the same figure, deterministic
+
+
+def test_report_front_page_lists_the_experiments():
+    """workflow/report/workflow.rst, rendered as `snakemake --report` does (Jinja with the
+    config and the result categories, then reStructuredText), opens on every experiment with
+    its description, linking those with results."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    import yaml
+    from docutils.core import publish_parts
+    from jinja2 import Environment
+
+    root = Path(P.__file__).parents[3]
+    cfg = yaml.safe_load((root / "config/config.yaml").read_text())
+    text = (root / "workflow/report/workflow.rst").read_text()
+    from collections import namedtuple
+
+    cats = {namedtuple("Category", "name")("quickstart"): {}}
+    links = "\n\n.. _quickstart: javascript:app.showCategory('quickstart')\n"
+    rst = Environment(trim_blocks=True, lstrip_blocks=True).from_string(text + links).render(
+        snakemake=SimpleNamespace(config=cfg), categories=cats, files=[])
+    html = publish_parts(rst, writer="html",
+                         settings_overrides={"halt_level": 2, "report_level": 5})["html_body"]
+    assert "system-message" not in html
+    assert "showCategory(&#x27;quickstart&#x27;)" in html or "showCategory('quickstart')" in html
+    for name, exp in cfg["experiments"].items():
+        assert name in html
+        assert " ".join(exp["description"].split())[:40] in " ".join(html.split())
+    assert "(no results in this report)" in html          # zoo etc. are not in `cats`
+    assert html.index("quickstart") < html.index("What to look at first")

@@ -28,13 +28,13 @@ rule check_runs:
 
 
 rule scores:
-    """All per-fold rows of one experiment -> scores.parquet and summary.csv (mean ± std)."""
+    """All per-fold rows of one experiment -> scores.parquet and summary.csv (mean ± std).
+    The report shows summary.csv; the Parquet file stays out of it (binary, not readable)."""
     input:
         checked="results/{experiment}/runs.tsv",
         runs=experiment_runs,
     output:
-        scores=report("results/{experiment}/scores.parquet", caption="../report/scores.rst",
-                      category="{experiment}", subcategory="tables"),
+        scores="results/{experiment}/scores.parquet",
         summary=report("results/{experiment}/summary.csv", caption="../report/summary.rst",
                        category="{experiment}", subcategory="tables"),
     params:
@@ -76,7 +76,8 @@ rule stats:
 
 
 rule figures:
-    """Figures configured under `figures:` (or the automatic default set), PNG and SVG."""
+    """Figures configured under `figures:` (or the automatic default set over the experiment's
+    metrics), PNG and SVG."""
     input:
         "results/{experiment}/scores.parquet",
     output:
@@ -84,6 +85,7 @@ rule figures:
                caption="../report/figures.rst", category="{experiment}", subcategory="figures"),
     params:
         entries=lambda wc: EXPERIMENTS[wc.experiment]["figures"],
+        metrics=lambda wc: EXPERIMENTS[wc.experiment]["metrics"],
     conda:
         "../../envs/milbench.yaml"
     log:

@@ -28,9 +28,11 @@ Figure entry keys (``figures:`` list in the experiment config)::
 """
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
+import textwrap
 from pathlib import Path
 
 import matplotlib
@@ -43,23 +45,31 @@ from matplotlib.patches import Patch
 from milbench.report.stats import (
     critical_difference,
     friedman,
+    friedman_note,
+    holm,
     natural_key,
     nemenyi_cliques,
+    paired_t,
     resolve_label,
 )
 
-__all__ = ["cd_diagram", "plot_vs_features", "plot_vs_ratio", "plot_heatmap",
+__all__ = ["cd_diagram", "plot_scores", "paired_vs_best", "plot_vs_features", "plot_vs_ratio", "plot_heatmap",
            "plot_runtime", "plot_feature_coverage", "save_figure", "make_figures",
            "default_figures", "KINDS"]
 
 log = logging.getLogger(__name__)
-KINDS = ("cd", "vs-features", "vs-ratio", "heatmap", "runtime")
+KINDS = ("scores", "cd", "vs-features", "vs-ratio", "heatmap", "runtime")
 #: other spellings accepted in configs
 KIND_ALIASES = {"critical-difference": "cd", "cd-diagram": "cd", "ratio-curve": "vs-ratio",
                 "training-ratio": "vs-ratio", "features-curve": "vs-features",
                 "vs-dims": "vs-features", "time": "runtime", "runtime-bars": "runtime",
-                "heat-map": "heatmap"}
-_METRIC_LABEL = {"accuracy": "Accuracy", "auroc": "AUROC", "fit_seconds": "Training time (s)",
+                "heat-map": "heatmap", "boxplot": "scores", "per-fold": "scores"}
+#: labels longer than this are shown as codes (M1, M2, ...) with a key beside the figure
+MAX_LABEL = 40
+_METRIC_LABEL = {"accuracy": "Accuracy", "auroc": "AUROC", "balanced_accuracy": "Balanced accuracy",
+                 "f1": "F1 score", "precision": "Precision", "recall": "Recall",
+                 "matthews_corrcoef": "Matthews correlation (MCC)",
+                 "average_precision": "Average precision", "fit_seconds": "Training time (s)",
                  "predict_seconds": "Prediction time (s)", "total_seconds": "Total time (s)",
                  "fit_cpu_seconds": "Training CPU time (s)",
                  "predict_cpu_seconds": "Prediction CPU time (s)",
@@ -77,9 +87,27 @@ def _label(col):
     return col.replace("_", " ")
 
 
-def _figure(nrows=1, ncols=1, panel=(5.0, 3.8), extra_w=0.0):
-    fig = Figure(figsize=(panel[0] * ncols + extra_w, panel[1] * nrows), layout="constrained")
-    axes = fig.subplots(nrows, ncols, squeeze=False)
+def _figure(nrows=1, ncols=1, panel=(5.0, 3.8), extra_w=0.0, key=()):
+    """A figure of nrows x ncols panels; with ``key`` lines (code -> full label), a column
+    right of the panels holds them as a table and the figure is tall enough for it."""
+    if not key:
+        fig = Figure(figsize=(panel[0] * ncols + extra_w, panel[1] * nrows),
+                     layout="constrained")
+        return fig, fig.subplots(nrows, ncols, squeeze=False)
+    lines = [wrapped for line in key
+             for wrapped in textwrap.wrap(line, 72, subsequent_indent="      ",
+                                          break_on_hyphens=False)]
+    key_w = 0.058 * max(len(line) for line in lines) + 0.4
+    height = max(panel[1] * nrows, 0.16 * len(lines) + 0.9)
+    fig = Figure(figsize=(panel[0] * ncols + extra_w + key_w, height), layout="constrained")
+    gs = fig.add_gridspec(nrows, ncols + 1, width_ratios=[panel[0]] * ncols + [key_w])
+    axes = np.array([[fig.add_subplot(gs[r, c]) for c in range(ncols)] for r in range(nrows)])
+    kax = fig.add_subplot(gs[:, ncols])
+    kax.axis("off")
+    # 14 pt clear of the panels' last tick label
+    kax.annotate("\n".join(["methods"] + lines), (0.0, 1.0), xycoords="axes fraction",
+                 xytext=(14, 0), textcoords="offset points", ha="left", va="top",
+                 fontsize=7.5, linespacing=1.35)
     return fig, axes
 
 
@@ -129,6 +157,34 @@ def _hide_unused(axes, used):
         ax.set_visible(False)
 
 
+def _display_labels(labels, max_len=MAX_LABEL, prefix="M"):
+    """({label: text shown}, key lines): the labels themselves when every one fits in
+    ``max_len`` characters, else codes M1, M2, ... (natural order of the labels) and the key
+    "M1: <full label>" to print beside the figure, so long labels never overlap or clip."""
+    labels = sorted(dict.fromkeys(map(str, labels)), key=natural_key)
+    if not labels or max(map(len, labels)) <= max_len:
+        return {lab: lab for lab in labels}, []
+    codes = {lab: f"{prefix}{i}" for i, lab in enumerate(labels, 1)}
+    return codes, [f"{codes[lab]}: {lab}" for lab in labels]
+
+
+def _wrap(text, width=64):
+    """Wrap a long label (method strings have few spaces) with a hanging indent."""
+    return "\n      ".join(textwrap.wrap(text, width, break_on_hyphens=False)) or text
+
+
+def _method_names(df):
+    """{method: label}: the short labels (only varying parameters) when they stay unique."""
+    short = _short_method_labels(df)
+    return {m: short.get(m, str(m)) for m in df["method"].unique()}
+
+
+def _footnote(fig, text, width=None):
+    if text:
+        width = width or max(60, int(fig.get_figwidth() * 13))
+        fig.supxlabel("\n".join(textwrap.wrap(text, width)), fontsize=8, ha="left", x=0.01)
+
+
 def save_figure(fig, outbase):
     """Write ``<outbase>.png`` (150 dpi) and ``<outbase>.svg`` deterministically
     (no timestamps, fixed SVG id salt); returns the two paths."""
@@ -143,7 +199,7 @@ def save_figure(fig, outbase):
 
 # ----------------------------------------------------------------------------- CD diagram
 def cd_diagram(avg_ranks, cd, *, cliques=None, control=None, title=None, ax=None,
-               test_label="Nemenyi"):
+               test_label="Nemenyi", note="", key=()):
     """Critical-difference diagram (Demšar 2006, Figs. 1-2).
 
     ``avg_ranks``: Series method -> average rank (1 = best).  The rank axis runs from 1
@@ -151,7 +207,9 @@ def cd_diagram(avg_ranks, cd, *, cliques=None, control=None, title=None, ax=None
     Without ``control``: thick bars join groups of methods whose ranks differ by at most
     ``cd`` (Nemenyi; ``cliques`` overrides the computed groups).  With ``control``: the
     interval control rank +/- cd is shaded (Bonferroni-Dunn) and methods outside it are
-    significantly different from the control.
+    significantly different from the control.  ``note`` (what the test cannot say,
+    :func:`milbench.report.stats.friedman_note`) and ``key`` (code -> full method label lines)
+    are printed under the diagram.
     """
     R = pd.Series(avg_ranks, dtype=float).sort_values(kind="mergesort")
     k = R.size
@@ -164,12 +222,23 @@ def cd_diagram(avg_ranks, cd, *, cliques=None, control=None, title=None, ax=None
     label_w = 0.07 * (max(len(n) for n in names) + 7) + 0.1
     gap = 0.3
     u = (hi - lo) / axis_w                        # rank units per inch
+    width = axis_w + 2 * (gap + label_w) + 0.3
+    below = []
+    if note:
+        below += textwrap.wrap("Note: " + note, int(width * 14))
+    for line in key:
+        below += textwrap.wrap(line, int(width * 14), subsequent_indent="      ",
+                               break_on_hyphens=False)
     if ax is None:
         n_title = 0 if not title else title.count("\n") + 1
-        height = 1.3 + 0.33 * half + 0.25 * n_title
-        width = axis_w + 2 * (gap + label_w) + 0.3
+        foot = 0.16 * len(below) + (0.1 if below else 0.0)
+        height = 1.3 + 0.33 * half + 0.25 * n_title + foot
         fig = Figure(figsize=(width, height))
-        ax = fig.add_axes((0.0, 0.02, 1.0, 1.0 - 0.02 - (0.12 + 0.25 * n_title) / height))
+        ax = fig.add_axes((0.0, (0.02 + foot) / height, 1.0,
+                           1.0 - (0.14 + foot + 0.25 * n_title) / height))
+        if below:
+            fig.text(0.02, (0.02 + foot - 0.05) / height, "\n".join(below), ha="left",
+                     va="top", fontsize=8, linespacing=1.25)
     else:
         fig = ax.figure
     ax.set_xlim(lo - (gap + label_w + 0.15) * u, hi + (gap + label_w + 0.15) * u)
@@ -184,11 +253,15 @@ def cd_diagram(avg_ranks, cd, *, cliques=None, control=None, title=None, ax=None
         ax.plot([r, r], [0, 0.07], color="black", lw=0.7, zorder=3)
     # critical difference bar
     if cd is not None and np.isfinite(cd):
-        ax.plot([lo, lo + cd], [1.05, 1.05], color="black", lw=1.5)
-        for xx in (lo, lo + cd):
+        end = min(lo + cd, hi)                   # a CD beyond the axis ends in an arrow
+        ax.plot([lo, end], [1.05, 1.05], color="black", lw=1.5)
+        for xx in (lo, end) if end == lo + cd else (lo,):
             ax.plot([xx, xx], [0.97, 1.13], color="black", lw=1)
-        ax.text(lo + cd / 2, 1.2, f"CD = {cd:.3f} ({test_label})", ha="center", va="bottom",
-                fontsize=9)
+        if end < lo + cd:
+            ax.plot([end], [1.05], marker=">", color="black", ms=6)
+        ax.text((lo + end) / 2, 1.2, f"CD = {cd:.3f} ({test_label})"
+                + (" > the whole rank axis" if end < lo + cd else ""), ha="center",
+                va="bottom", fontsize=9)
     left_x, right_x = lo - gap * u, hi + gap * u
     for i, (m, r) in enumerate(zip(names, R.to_numpy())):
         if i < half:
@@ -221,6 +294,125 @@ def cd_diagram(avg_ranks, cd, *, cliques=None, control=None, title=None, ax=None
     return fig
 
 
+# ----------------------------------------------------------------------------- per-fold scores
+def _blocks(df):
+    """The columns that match one fold result of a method with another's (same split)."""
+    return [c for c in ("train_ratio", "repeat", "fold") if c in df.columns and df[c].notna().any()]
+
+
+def paired_vs_best(wide, higher_is_better=True, alpha=0.05):
+    """Paired t-tests (:func:`milbench.report.stats.paired_t` over the matched rows of
+    ``wide``: blocks x methods) of the method with the best mean against every other, Holm
+    (1979) adjusted over that family.  Returns (best, DataFrame method -> n_pairs, mean_diff
+    (best - other), p, p_adj, worse) where ``worse`` = significantly worse than the best."""
+    means = wide.mean()
+    best = means.idxmax() if higher_is_better else means.idxmin()
+    rows = {m: paired_t(wide[best], wide[m]) for m in wide.columns if m != best}
+    tab = pd.DataFrame({m: {"n_pairs": r["n_pairs"], "mean_diff": r["mean_diff"], "p": r["p"]}
+                        for m, r in rows.items()}).T
+    if tab.empty:
+        return best, tab.assign(p_adj=[], worse=[])
+    tab["p_adj"] = holm(tab["p"].to_numpy(float))
+    better_sign = 1 if higher_is_better else -1
+    tab["worse"] = (tab["p_adj"] <= alpha) & (better_sign * tab["mean_diff"].astype(float) > 0)
+    return best, tab
+
+
+def plot_scores(scores, metrics=("accuracy", "auroc"), by="dataset", alpha=0.05, title=None,
+                seed=0):
+    """Which method is better, per data set: one row of panels per data set, one panel per
+    metric; each method's per-fold scores (one value per repeat x fold, per-seed rows averaged
+    first) as a horizontal box (quartiles, whiskers 1.5 IQR) with the folds as dots over it and
+    the mean as a diamond, methods sorted by mean with the best on top (bold).  A ``*`` marks a
+    method significantly worse than the best: paired t-test over matched folds (cvfs-mil
+    Table 1), Holm-adjusted over the comparisons with the best of that panel (Holm 1979;
+    Demšar 2006 §3.1 on the caveats of fold-level tests).  Long labels become codes M1, M2...
+    with a key beside the panels."""
+    metrics = [m for m in (metrics or ()) if _has(scores, m)]
+    title = title or f"Scores per fold{_synthetic_note(scores)}"
+    if not metrics:
+        return _message_figure(title, "No metric with values in the scores.")
+    df = scores.copy()
+    names = _method_names(df)
+    df["_m"] = df["method"].map(names)
+    shown, key = _display_labels(df["_m"].unique())
+    colors = _colors(sorted(df["_m"].unique(), key=natural_key))
+    # the ratio protocol: one row per data set and training ratio (scores of different
+    # ratios are not replicates of one another)
+    rows_by = [by] + (["train_ratio"] if _has(df, "train_ratio")
+                      and df["train_ratio"].nunique() > 1 else [])
+    blocks = [b for b in _blocks(df) if b not in rows_by]
+    keys = _group_keys(df, rows_by)
+    n_max = int(df.groupby(rows_by)["_m"].nunique().max())
+    longest = max(len(v) for v in shown.values())
+    fig, axes = _figure(len(keys), len(metrics),
+                        panel=(3.2 + 0.065 * longest, 1.3 + 0.3 * n_max), key=key)
+    rng = np.random.default_rng(seed)
+    tested = untested = 0
+    n_pairs = set()
+    for row, key_v in enumerate(keys):
+        rowdf = df
+        for b, v in zip(rows_by, key_v):
+            rowdf = rowdf[rowdf[b] == v]
+        head = ", ".join([str(key_v[0])] + [f"{_label(b).lower()} {_fmt(v)}"
+                                            for b, v in zip(rows_by[1:], key_v[1:])])
+        for col, metric in enumerate(metrics):
+            ax = axes[row, col]
+            sub = rowdf[rowdf[metric].notna()]
+            ax.set_title(head, fontsize=10)
+            if sub.empty:
+                ax.text(0.5, 0.5, f"no {_label(metric)} values", ha="center", va="center",
+                        transform=ax.transAxes, fontsize=8)
+                ax.set_yticks([])
+                continue
+            hib = not metric.endswith("_seconds")
+            # one value per method and matched fold: per-seed rows (and any other replicate
+            # of the same split) averaged first
+            wide = (sub.groupby(["_m"] + blocks, dropna=False)[metric].mean().unstack("_m")
+                    if blocks else sub.groupby("_m")[metric].mean().to_frame().T)
+            order = list(wide.mean().sort_values(ascending=not hib, kind="mergesort").index)
+            worse = set()
+            if len(order) >= 2 and len(wide.dropna(how="any")) >= 2:
+                best, tab = paired_vs_best(wide[order], hib, alpha)
+                worse = set(tab.index[tab["worse"].astype(bool)])
+                tested += 1
+                n_pairs.update(tab["n_pairs"].astype(int))
+            elif len(order) >= 2:
+                untested += 1
+            ys = np.arange(len(order))
+            data = [wide[m].dropna().to_numpy(float) for m in order]
+            bp = ax.boxplot(data, positions=ys, orientation="horizontal", widths=0.6,
+                            patch_artist=True, showfliers=False,
+                            medianprops={"color": "black", "lw": 1.2})
+            for patch, m in zip(bp["boxes"], order):
+                patch.set_facecolor(colors[m])
+                patch.set_alpha(0.35)
+            for y, m, vals in zip(ys, order, data):
+                ax.scatter(vals, y + rng.uniform(-0.17, 0.17, vals.size), s=10,
+                           color=colors[m], edgecolors="black", linewidths=0.3, zorder=3)
+                ax.plot([vals.mean()], [y], marker="D", ms=4.5, mfc="white", mec="black",
+                        zorder=4, ls="none")
+            ax.set_yticks(ys, [shown[m] + (" *" if m in worse else "") for m in order],
+                          fontsize=8)
+            ax.get_yticklabels()[0].set_fontweight("bold")
+            ax.set_ylim(len(order) - 0.5, -0.5)               # best on top
+            ax.set_xlabel(_label(metric), fontsize=9)
+            ax.grid(True, axis="x", alpha=0.3)
+    unit = " x ".join(blocks) or "run"
+    note = (f"Box: quartiles over folds ({unit}; per-seed rows averaged), whiskers 1.5 "
+            "IQR, dots: folds, diamond: mean; sorted by mean, best on top in bold.")
+    if tested:
+        note += (f" *: worse than the best, Holm-adjusted paired t-test vs the best over "
+                 f"matched folds ({'-'.join(map(str, sorted({min(n_pairs), max(n_pairs)})))} "
+                 f"pairs), alpha {alpha:g} (fold-level tests are optimistic: folds share "
+                 "training bags).")
+    if untested:
+        note += " No test where fewer than 2 folds are matched."
+    _footnote(fig, note)
+    fig.suptitle(title, fontsize=12)
+    return fig
+
+
 # ----------------------------------------------------------------------------- lines
 def _apply_filter(df, flt):
     for col, val in (flt or {}).items():
@@ -231,8 +423,9 @@ def _apply_filter(df, flt):
     return df
 
 
-def _varying_params_label(df, name_col, params_col):
-    """name(p=v, ...) with only the parameters that vary between the runs of that name."""
+def _varying_params_label(df, name_col, params_col, skip=()):
+    """name(p=v, ...) with only the parameters that vary between the runs of that name
+    (leaving out the keys in ``skip``)."""
     if params_col not in df.columns:
         return df[name_col].astype(str)
     parsed = df[params_col].fillna("{}").map(lambda s: json.loads(s) if isinstance(s, str)
@@ -241,8 +434,8 @@ def _varying_params_label(df, name_col, params_col):
     for name, idx in df.groupby(name_col, sort=False).groups.items():
         dicts = parsed.loc[idx]
         keys = sorted({k for d in dicts for k in d}, key=str)
-        vary = [k for k in keys if len({json.dumps(d.get(k), sort_keys=True)
-                                         for d in dicts}) > 1]
+        vary = [k for k in keys if k not in skip and len({json.dumps(d.get(k), sort_keys=True)
+                                                          for d in dicts}) > 1]
         if vary:
             labels.loc[idx] = [f"{name}(" + ", ".join(f"{k}={_fmt(d.get(k))}" for k in vary)
                                + ")" for d in dicts]
@@ -264,15 +457,31 @@ def _short_method_labels(df):
     return labels if len(set(labels.values())) == len(labels) else {}
 
 
-def _series_column(df, hue):
+#: selector parameters that set the number of kept features / dimensions (the x axis of
+#: vs-features, so they do not split its lines)
+SIZE_PARAMS = ("n_features", "dims", "percent", "m", "n_components")
+
+
+def _series_column(df, hue, x=None, by=()):
     """Series labels: a column's values, or for the default "selector+classifier" the
-    selector name + the classifier with only its parameters that vary (so the selector's
-    size parameter becomes the x axis instead of splitting the lines)."""
+    selector and classifier with their parameters that vary, except the selector's size
+    parameter (it becomes the x axis instead of splitting the lines).  Two methods never
+    share a series point: when two runs of different methods would fall on the same
+    (panel, series, x), every series is its method instead."""
     if hue in (None, "selector+classifier"):
         if {"selector", "classifier"} <= set(df.columns):
-            return (df["selector"].astype(str) + " + "
-                    + _varying_params_label(df, "classifier", "classifier_params"))
+            lab = (_varying_params_label(df, "selector", "selector_params", skip=SIZE_PARAMS)
+                   + " + " + _varying_params_label(df, "classifier", "classifier_params"))
+            if "method" not in df.columns or x is None:
+                return lab
+            cols = [c for c in by if c in df.columns] + [x]
+            merged = df.assign(_s=lab).groupby(cols + ["_s"], dropna=False)["method"].nunique()
+            if (merged <= 1).all():
+                return lab
+            return df["method"].map(_method_names(df))
         hue = "method"
+    if hue == "method":
+        return df["method"].map(_method_names(df))
     return df[hue].astype(str)
 
 
@@ -280,7 +489,8 @@ def _legend(fig, handles, labels, title=None):
     """Figure legend below the panels, in as many columns as the label length allows."""
     if not labels:
         return
-    longest = max(len(str(lab)) for lab in labels)
+    labels = [_wrap(str(lab), 48) for lab in labels]
+    longest = max(len(line) for lab in labels for line in lab.split("\n"))
     width_chars = fig.get_figwidth() * 11
     ncol = int(max(1, min(len(labels), width_chars // (longest + 6))))
     fig.legend(handles, labels, loc="outside lower center", ncols=ncol, fontsize=8,
@@ -293,28 +503,44 @@ def _line_panels(df, metric, x, hue, by, title, xlabel=None, logx=False):
     df = df[df[x].notna() & df[metric].notna()].copy()
     if df.empty:
         return _message_figure(title, f"No runs with a value of {x!r} and {metric!r}.")
-    df["_series"] = _series_column(df, hue)
     by = [b for b in (by or []) if b in df.columns]
+    df["_series"] = _series_column(df, hue, x, by)
     keys = _group_keys(df, by)
     nrows, ncols = _grid(len(keys))
     series = sorted(df["_series"].unique(), key=natural_key)
     colors = _colors(series)
     fig, axes = _figure(nrows, ncols)
+    drawn = set()                                       # "line" and/or "point"
     for ax, key in zip(axes.ravel(), keys):
         sub = df
         if by:
             for b, v in zip(by, key):
                 sub = sub[sub[b] == v]
             ax.set_title(", ".join(_fmt(v) for v in key), fontsize=10)
-        for s in series:
-            ss = sub[sub["_series"] == s]
-            if ss.empty:
-                continue
-            agg = ss.groupby(x, sort=True)[metric].agg(["mean", "std"])
-            xv = agg.index.to_numpy(dtype=float)
+        aggs = {s: sub[sub["_series"] == s].groupby(x, sort=True)[metric].agg(["mean", "std"])
+                for s in series}
+        aggs = {s: a for s, a in aggs.items() if len(a)}
+        # single points at the same x are spread sideways (by 1.5 % of the x range each)
+        singles = [(s, float(a.index[0])) for s, a in aggs.items() if len(a) == 1]
+        xs_all = sub[x].astype(float)
+        step = 0.015 * (xs_all.max() - xs_all.min() or abs(xs_all.max()) or 1.0)
+        shift = {}
+        for xval in {v for _, v in singles}:
+            same = [s for s, v in singles if v == xval]
+            if len(same) > 1:
+                shift.update({s: (j - (len(same) - 1) / 2) * step for j, s in enumerate(same)})
+                drawn.add("dodged")
+        for s, agg in aggs.items():
+            xv = agg.index.to_numpy(dtype=float) + shift.get(s, 0.0)
             mu, sd = agg["mean"].to_numpy(float), agg["std"].fillna(0).to_numpy(float)
-            ax.plot(xv, mu, marker="o", ms=3.5, lw=1.5, color=colors[s], label=s)
-            ax.fill_between(xv, mu - sd, mu + sd, color=colors[s], alpha=0.18, lw=0)
+            if xv.size > 1:                             # a line with its ±1 std band
+                ax.plot(xv, mu, marker="o", ms=3.5, lw=1.5, color=colors[s], label=s)
+                ax.fill_between(xv, mu - sd, mu + sd, color=colors[s], alpha=0.18, lw=0)
+                drawn.add("line")
+            else:                                       # one setting: a point, ±1 std bar
+                ax.errorbar(xv, mu, yerr=sd, fmt="o", ms=5, color=colors[s], capsize=3,
+                            lw=1.2, label=s)
+                drawn.add("point")
         ax.set_xlabel(xlabel or _label(x))
         ax.set_ylabel(_label(metric))
         if logx:
@@ -326,8 +552,14 @@ def _line_panels(df, metric, x, hue, by, title, xlabel=None, logx=False):
         for h, lab in zip(*ax.get_legend_handles_labels()):
             h_all.setdefault(lab, h)
     shown = [s for s in series if s in h_all]
-    _legend(fig, [h_all[s] for s in shown], shown, title="lines: mean over folds; "
-            "bands: ±1 std")
+    what = {frozenset({"line"}): "lines: mean over folds; bands: ±1 std",
+            frozenset({"point"}): "points: mean over folds; error bars: ±1 std "
+                                  "(one setting per series)",
+            frozenset({"line", "point"}): "lines / points: mean over folds; bands / error "
+                                          "bars: ±1 std"}[frozenset(drawn - {"dodged"})]
+    if "dodged" in drawn:
+        what += "; points at the same x spread sideways"
+    _legend(fig, [h_all[s] for s in shown], shown, title=what)
     fig.suptitle(title, fontsize=12)
     return fig
 
@@ -358,7 +590,8 @@ def plot_vs_ratio(scores, metric="accuracy", x="train_ratio", hue="method", by=(
 def plot_heatmap(scores, x, y, metric="accuracy", by=None, title=None, fmt="{:.3f}"):
     """Mean metric over a grid of two parameters (miordm Fig. 5: lambda x theta), one
     annotated panel per data set (and per selector/classifier name when several remain
-    after filtering).  Empty cells are marked 'n/a'."""
+    after filtering).  Empty cells are marked 'n/a'.  A grid with a single row or column
+    (1 x n) is no heat map: it is drawn as mean ± std points over the varying parameter."""
     df = scores
     for col in (x, y, metric):
         if col not in df.columns:
@@ -369,6 +602,8 @@ def plot_heatmap(scores, x, y, metric="accuracy", by=None, title=None, fmt="{:.3
     keys = _group_keys(df, by)
     xs = sorted(df[x].dropna().unique())
     ys = sorted(df[y].dropna().unique())
+    if min(len(xs), len(ys)) <= 1:
+        return _grid_points(df, x, y, xs, ys, metric, by, keys, title)
     panel = (max(4.0, 0.55 * len(xs) + 2.2), max(3.2, 0.4 * len(ys) + 1.6))
     ncols = max(1, min(len(keys), 3, int(18 // panel[0])))
     nrows = math.ceil(len(keys) / ncols)
@@ -409,6 +644,41 @@ def plot_heatmap(scores, x, y, metric="accuracy", by=None, title=None, fmt="{:.3
     return fig
 
 
+def _grid_points(df, x, y, xs, ys, metric, by, keys, title):
+    """A 1 x n (or n x 1) "grid": the metric against the one varying parameter, mean ± std
+    over folds as points with error bars, one panel per key (the fixed parameter named in the
+    title)."""
+    vary, fixed = (x, y) if len(xs) >= len(ys) else (y, x)
+    levels = xs if vary == x else ys
+    fixed_v = (ys if vary == x else xs)
+    nrows, ncols = _grid(len(keys))
+    fig, axes = _figure(nrows, ncols, panel=(max(3.5, 0.6 * len(levels) + 2.0), 3.2))
+    for ax, key in zip(axes.ravel(), keys):
+        sub = df
+        for b, v in zip(by, key):
+            sub = sub[sub[b] == v]
+        agg = (sub.groupby(vary)[metric].agg(["mean", "std"]).reindex(levels))
+        pos = np.arange(len(levels))
+        ax.errorbar(pos, agg["mean"].to_numpy(float), yerr=agg["std"].fillna(0).to_numpy(float),
+                    fmt="o", ms=6, capsize=4, color="tab:blue")
+        for p_, v in zip(pos, agg["mean"].to_numpy(float)):
+            if np.isnan(v):
+                ax.text(p_, 0.5, "n/a", transform=ax.get_xaxis_transform(), ha="center")
+        ax.set_xticks(pos, [_fmt(v) for v in levels], fontsize=8)
+        ax.set_xlim(-0.6, len(levels) - 0.4)
+        ax.set_xlabel(_label(vary))
+        ax.set_ylabel(_label(metric))
+        ax.set_title(", ".join(_fmt(v) for v in key), fontsize=10)
+        ax.grid(True, axis="y", alpha=0.3)
+    _hide_unused(axes, len(keys))
+    fixed_txt = (f"{_label(fixed)} = {_fmt(fixed_v[0])}" if len(fixed_v) == 1
+                 else f"{_label(fixed)}: no value")
+    fig.suptitle((title or f"{_label(metric)} over {_label(vary)}{_synthetic_note(df)}")
+                 + f"\n{len(ys)} × {len(xs)} grid ({fixed_txt}): mean ± std over folds, "
+                 "not a heat map", fontsize=11)
+    return fig
+
+
 # ----------------------------------------------------------------------------- runtime
 def _seconds(df, metric):
     if metric == "total_seconds" and "total_seconds" not in df.columns:
@@ -424,7 +694,8 @@ def plot_runtime(scores, metric="fit_cpu_seconds", hue="method", by="dataset", t
     bar per method.  Log scale when the means span more than two decades (or ``log``)."""
     df = scores.copy()
     df["_t"] = _seconds(df, metric)
-    df["_series"] = df[hue].astype(str)
+    df["_series"] = (df["method"].map(_method_names(df)) if hue == "method"
+                     else df[hue].astype(str))
     agg = df.groupby([by, "_series"], sort=True)["_t"].agg(["mean", "std"]).fillna(0.0)
     datasets = sorted(df[by].unique(), key=natural_key)
     series = sorted(df["_series"].unique(), key=natural_key)
@@ -444,7 +715,10 @@ def plot_runtime(scores, metric="fit_cpu_seconds", hue="method", by="dataset", t
             sd = np.array([agg["std"].get((d, s), np.nan) for d in datasets])
             ax.bar(xs + (i - (len(series) - 1) / 2) * width, mu, width, yerr=sd,
                    color=colors[s], label=s, capsize=2, error_kw={"lw": 0.8})
-        ax.set_xticks(xs, [str(d) for d in datasets], rotation=30 if len(datasets) > 6 else 0)
+        # rotate the data set names when they would not fit side by side
+        rotate = sum(len(str(d)) + 2 for d in datasets) * 0.075 > 0.9 * fig.get_figwidth()
+        ax.set_xticks(xs, [str(d) for d in datasets], rotation=35 if rotate else 0,
+                      ha="right" if rotate else "center")
         ax.set_xlabel(_label(by))
         ax.set_ylabel(_label(metric))
         if log:
@@ -453,13 +727,16 @@ def plot_runtime(scores, metric="fit_cpu_seconds", hue="method", by="dataset", t
         _legend(fig, *ax.get_legend_handles_labels())
     else:
         nrows, ncols = _grid(len(datasets))
-        fig, axes = _figure(nrows, ncols, panel=(6.0, 0.9 + 0.22 * len(series)))
+        shown, key = _display_labels(series)
+        longest = max(len(v) for v in shown.values())
+        fig, axes = _figure(nrows, ncols, panel=(3.5 + 0.06 * longest, 0.9 + 0.22 * len(series)),
+                            key=key)
         for ax, d in zip(axes.ravel(), datasets):
             mu = np.array([agg["mean"].get((d, s), np.nan) for s in series])
             sd = np.array([agg["std"].get((d, s), np.nan) for s in series])
             ax.barh(np.arange(len(series)), mu, xerr=sd, color=[colors[s] for s in series],
                     capsize=2, error_kw={"lw": 0.8})
-            ax.set_yticks(np.arange(len(series)), series, fontsize=7)
+            ax.set_yticks(np.arange(len(series)), [shown[s] for s in series], fontsize=7)
             ax.invert_yaxis()
             ax.set_xlabel(_label(metric))
             ax.set_title(str(d), fontsize=10)
@@ -514,13 +791,17 @@ def _has(df, col):
     return col in df.columns and df[col].notna().any()
 
 
-def default_figures(scores):
-    """The automatic figure set used when an experiment configures none: runtime bars
-    always; accuracy/AUROC vs #features when some selector+classifier was run with more
-    than one feature count; vs training ratio when several training ratios were run;
-    CD diagrams when there are >= 2 data sets and >= 2 methods."""
-    metrics = [m for m in ("accuracy", "auroc") if _has(scores, m)]
-    figs = [{"kind": "runtime", "metric": "fit_cpu_seconds"}]
+def default_figures(scores, metrics=None):
+    """The automatic figure set used when an experiment configures none: the per-fold scores
+    of every method (box + folds, paired tests vs the best) over the experiment's ``metrics``
+    that have values (default accuracy and AUROC) and runtime bars always; metric vs
+    #features when some selector+classifier was run with more than one feature count; vs
+    training ratio when several training ratios were run; CD diagrams when there are >= 2
+    data sets and >= 2 methods (Friedman needs several data sets; nothing replaces it for
+    one)."""
+    metrics = [m for m in (metrics or ("accuracy", "auroc")) if _has(scores, m)]
+    figs = [{"kind": "scores", "metrics": metrics}] if metrics else []
+    figs.append({"kind": "runtime", "metric": "fit_cpu_seconds"})
     keys = [c for c in ("dataset", "selector", "classifier") if c in scores.columns]
     if _has(scores, "n_features") and keys:
         if (scores.groupby(keys)["n_features"].nunique() > 1).any():
@@ -561,25 +842,38 @@ def _cd_figure(df, entry, metric, title):
                                "need at least 2 of each.")
     fr = friedman(complete.to_numpy(), higher_is_better=hib)
     R = pd.Series(fr["avg_ranks"], index=complete.columns)
-    if compare == "method":
-        short = _short_method_labels(df)
-        R.index = [short.get(m, m) for m in R.index]
-        control = short.get(control, control)
     cd = critical_difference(k, N, alpha, test)
-    note = (f"Friedman p = {fr['p']:.3g}, Iman-Davenport p = {fr['p_F']:.3g}, N = {N}"
+    cd_nemenyi = critical_difference(k, N, alpha, "nemenyi")
+    n_sig = sum(abs(a - b) > cd_nemenyi for a, b in itertools.combinations(R.to_numpy(), 2))
+    caveat = friedman_note(k, N, cd_nemenyi, bool(fr["p_F"] <= alpha), n_sig)
+    key = []
+    if compare == "method":
+        names = _method_names(df)
+        shown, key = _display_labels(names[m] for m in R.index)
+        R.index = [shown[names[m]] for m in R.index]
+        control = shown[names[control]] if control in names else control
+    stat = (f"Friedman p = {fr['p']:.3g}, Iman-Davenport p = {fr['p_F']:.3g}, N = {N}"
             + (f"; left out: {len(incomplete)} incomplete block(s)" if len(incomplete) else ""))
     fig = cd_diagram(R, cd, control=control if test == "bonferroni-dunn" else None,
-                     title=f"{title}\n{note}",
+                     title=f"{title}\n{stat}", note=caveat, key=key,
                      test_label="Bonferroni-Dunn" if test == "bonferroni-dunn" else "Nemenyi")
     return fig
 
 
-def make_figures(scores: pd.DataFrame, figures_cfg=None, outdir="figures") -> list[Path]:
-    """Render the configured figures (or :func:`default_figures`) into ``outdir``; each
-    figure is written as ``<name>.png`` and ``<name>.svg``.  Returns all written paths."""
+def make_figures(scores: pd.DataFrame, figures_cfg=None, outdir="figures",
+                 metrics=None, add_scores=False) -> list[Path]:
+    """Render the configured figures (or :func:`default_figures` over the experiment's
+    ``metrics``) into ``outdir``; ``add_scores`` (the pipeline's figures rule) puts the
+    ``scores`` figure first when no entry draws one.  Each figure is written as
+    ``<name>.png`` and ``<name>.svg``.  Returns all written paths."""
     outdir = Path(outdir)
     outdir.mkdir(parents=True, exist_ok=True)
-    entries = list(figures_cfg) if figures_cfg else default_figures(scores)
+    metrics = list(metrics or ("accuracy", "auroc"))
+    entries = list(figures_cfg) if figures_cfg else default_figures(scores, metrics)
+    if add_scores and any(_has(scores, m) for m in metrics) and not any(
+            KIND_ALIASES.get(e.get("kind"), e.get("kind")) == "scores" for e in entries):
+        # every experiment shows its per-fold scores, configured figures or not
+        entries.insert(0, {"kind": "scores", "metrics": [m for m in metrics if _has(scores, m)]})
     exp = ""
     if "experiment" in scores.columns and scores["experiment"].nunique() == 1:
         exp = f"{scores['experiment'].iloc[0]}: "
@@ -589,9 +883,13 @@ def make_figures(scores: pd.DataFrame, figures_cfg=None, outdir="figures") -> li
         kind = KIND_ALIASES.get(entry.get("kind"), entry.get("kind"))
         if kind not in KINDS:
             raise ValueError(f"figure kind must be one of {KINDS}, got {kind!r}")
-        metric = entry.get("metric") or ("fit_cpu_seconds" if kind == "runtime" else "accuracy")
+        metric = entry.get("metric") or ("fit_cpu_seconds" if kind == "runtime" else metrics[0])
         df = _apply_filter(scores, entry.get("filter"))
-        name = str(entry.get("name") or f"{kind}_{metric}")
+        if kind == "scores":
+            panels = entry.get("metrics") or ([entry["metric"]] if entry.get("metric") else metrics)
+            panels = [panels] if isinstance(panels, str) else list(panels)
+        name = str(entry.get("name") or (kind if kind == "scores" and not entry.get("metric")
+                                         else f"{kind}_{metric}"))
         base, i = name, 2
         while name in taken:
             name, i = f"{base}_{i}", i + 1
@@ -599,6 +897,9 @@ def make_figures(scores: pd.DataFrame, figures_cfg=None, outdir="figures") -> li
         syn = _synthetic_note(df)
         if df.empty:
             fig = _message_figure(name, "No scores left after the figure's filter.")
+        elif kind == "scores":
+            fig = plot_scores(df, panels, alpha=float(entry.get("alpha", 0.05)),
+                              title=entry.get("title") or f"{exp}scores per fold{syn}")
         elif kind == "cd":
             fig = _cd_figure(df, entry, metric, entry.get("title")
                              or f"{exp}average ranks by {_label(metric)}{syn}")
