@@ -204,7 +204,7 @@ def test_experiment_without_targets_and_mapping_alias():
     assert row["our_method"] == "mine2" and row["ours"] == 0.8
 
 
-@pytest.mark.parametrize("caption", ["scores", "summary", "stats", "figures", "reproduction"])
+@pytest.mark.parametrize("caption", ["summary", "stats", "figures", "reproduction"])
 def test_report_captions_render(caption):
     """Captions are Jinja + reStructuredText as rendered by `snakemake --report`."""
     from pathlib import Path
@@ -231,6 +231,30 @@ def test_report_captions_render(caption):
         assert "system-message" not in html
         bodies.add(html)
     assert len(bodies) == len(names)          # a distinct caption per table / figure kind
+
+
+def test_report_front_page_lists_the_experiments():
+    """workflow/report/workflow.rst, the page `snakemake --report` opens on: every experiment of
+    the default config with its description, linked when it has results."""
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    from docutils.core import publish_parts
+    from jinja2 import Environment
+
+    from milbench.experiment.config import load_config
+
+    repo = Path(__file__).resolve().parents[1]
+    cfg = load_config(repo / "config" / "config.yaml")
+    text = (repo / "workflow" / "report" / "workflow.rst").read_text()
+    rst = Environment(trim_blocks=True, lstrip_blocks=True).from_string(text).render(
+        snakemake=SimpleNamespace(config=cfg), categories=[SimpleNamespace(name="imbalanced")])
+    html = publish_parts(rst, writer="html", settings_overrides={
+        "halt_level": 5, "report_level": 5})["body"]
+    for name, exp in cfg["experiments"].items():
+        assert name in html and " ".join(exp["description"].split())[:40] in html
+    assert "quickstart</strong> (no results in this report)" in html
+    assert "warnings" in html
 
 
 def test_reproduction_map_either_direction_and_ratio_protocol():
