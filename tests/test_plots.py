@@ -260,6 +260,9 @@ def test_cd_labels_drop_tune_grids_and_a_constant_none_selector():
         "classifier_params": ['{"tune": {"lam": [1, 2]}}', "{}", '{"C": 1.0}', '{"C": 10.0}']})
     assert list(_short_method_labels(df).values()) == ["miordm", "emdd", "milr(C=1)",
                                                        "milr(C=10)"]
+    # a config's `label:` (the method column no longer the automatic label) is kept
+    df.loc[3, "method"] = "none + MILR-10"
+    assert list(_short_method_labels(df).values())[2:] == ["milr(C=1)", "MILR-10"]
 
 
 # ----------------------------------------------------------------------------- layout checks

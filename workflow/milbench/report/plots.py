@@ -42,6 +42,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 from matplotlib.patches import Patch
 
+from milbench.experiment.grid import method_label
 from milbench.report.stats import (
     critical_difference,
     friedman,
@@ -449,10 +450,20 @@ def _short_method_labels(df):
     if not {"method", "selector", "classifier"} <= set(df.columns):
         return {}
     clf = _varying_params_label(df, "classifier", "classifier_params")
-    if (df["selector"] == "none").all():
+    no_selector = (df["selector"] == "none").all()
+    if no_selector:
         short = clf
     else:
         short = _varying_params_label(df, "selector", "selector_params") + " + " + clf
+    if {"selector_params", "classifier_params"} <= set(df.columns):  # a config's `label:` wins
+        auto = [method_label({"name": s, **json.loads(sp)}, {"name": c, **json.loads(cp)})
+                for s, sp, c, cp in zip(df["selector"], df["selector_params"],
+                                        df["classifier"], df["classifier_params"])]
+        # spaces aside, as hand-made tables (milbench.testing) write "none+milr"
+        named = (df["method"].str.replace(" ", "").to_numpy()
+                 != np.array([a.replace(" ", "") for a in auto], dtype=object))
+        short = short.where(~named, df["method"].str.removeprefix("none + ") if no_selector
+                            else df["method"])
     labels = dict(zip(df["method"], short))
     return labels if len(set(labels.values())) == len(labels) else {}
 
