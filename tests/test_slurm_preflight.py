@@ -150,3 +150,17 @@ def test_rule_log_keeps_every_attempt(tmp_path, monkeypatch):
     assert [h.rsplit(", ", 1)[1] for h in heads] == ["SLURM job 17 ====", "SLURM job 18 ===="]
     assert text.index("work of attempt 1") < text.index(heads[1]) < \
         text.index("work of attempt 2")
+
+
+def test_preflight_cuts_threads_then_checks_memory_and_time():
+    """The default config's paper-sized experiment (5 x 10 folds, threads.run 8) on 'short' (1
+    CPU, 2500 MB, 30 min): threads cut to 1, said so; memory 2000 MB fits; 50 x 60 min does not."""
+    from milbench.experiment.slurm import preflight
+    short = partition_limits("short", parse_partitions(SCONTROL), parse_nodes(SINFO))
+    exps = {"paper": {"protocol": {"kind": "kfold", "folds": 10, "repeats": 5, "seed": 0},
+                      "runtime": 60}}
+    threads, notes, problems = preflight(exps, 8, short)
+    assert threads == 1 and len(notes) == 1 and "instead of `threads.run` 8" in notes[0]
+    assert len(problems) == 1 and "asks for runtime 3000 min" in problems[0]
+    big = partition_limits("big", parse_partitions(SCONTROL), parse_nodes(SINFO))
+    assert preflight(exps, 8, big) == (8, [], [])

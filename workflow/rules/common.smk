@@ -23,13 +23,12 @@ from milbench.experiment.config import (
 )
 from milbench.experiment.grid import check_method, expand_methods
 from milbench.experiment.slurm import (
-    cap_note,
     check_requests,
     job_requests,
     live_jobs,
     method_keys,
-    method_requests,
     orphans_message,
+    preflight,
     query_partition,
     run_ids,
 )
@@ -167,14 +166,9 @@ if SLURM_PARTITION:
     if _skipped:
         print(_skipped, file=sys.stderr)
     else:
-        _cells = {e: len(fold_keys(c["protocol"])) for e, c in EXPERIMENTS.items()}
-        if any(job_threads(n, RUN_THREADS) > SLURM_LIMITS.cpus for n in _cells.values()):
-            RUN_THREADS = int(SLURM_LIMITS.cpus)
-            print(cap_note(SLURM_LIMITS, THREADS["run"], RUN_THREADS), file=sys.stderr)
-        _problems = check_requests(method_requests(
-            EXPERIMENTS, THREADS["run"], lambda n: job_threads(n, RUN_THREADS), job_mem_mb,
-            lambda e, t: job_runtime(EXPERIMENTS[e]["runtime"], _cells[e], t), _cells),
-            SLURM_LIMITS)
+        RUN_THREADS, _notes, _problems = preflight(EXPERIMENTS, THREADS["run"], SLURM_LIMITS)
+        for _note in _notes:
+            print(_note, file=sys.stderr)
         if _problems:
             raise ValueError("\n".join(_problems))
 
@@ -207,7 +201,12 @@ def slurm_onstart(logfile):
         problems += check_requests(reqs, limits)
     if problems:
         raise WorkflowError("\n".join(problems))
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    def stop(signum, frame):
+        print("SIGTERM: stopping as on Ctrl-C, this run's SLURM jobs are cancelled; run the "
+              "same command again to resume", file=sys.stderr, flush=True)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 onstart:

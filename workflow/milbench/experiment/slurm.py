@@ -31,6 +31,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from milbench.data.folds import fold_keys
+from milbench.experiment.config import job_mem_mb, job_runtime, job_threads
+
 UNLIMITED = math.inf
 LIVE_STATES = ("PENDING", "CONFIGURING", "RUNNING", "COMPLETING", "SUSPENDED", "REQUEUED",
                "RESIZING", "STOPPED")
@@ -223,6 +226,21 @@ def job_requests(jobs, method_rules, method_keys):
         out.setdefault(str(res.get("slurm_partition", "")).strip("'\""), []).append(
             Request(label, int(job.threads), res.get("mem_mb"), res.get("runtime"), keys))
     return out
+
+
+def preflight(experiments, run_threads, part):
+    """(threads, notes, problems) of the method jobs of ``experiments`` (defaults filled) on
+    partition ``part``: ``threads`` is ``threads.run``, cut to the partition's CPUs per node where
+    a job would ask for more (a note says so); ``problems`` are :func:`check_requests`' messages
+    for the requests that follow (memory and time computed from the cut threads)."""
+    cells = {e: len(fold_keys(c["protocol"])) for e, c in experiments.items()}
+    threads, notes = int(run_threads), []
+    if any(job_threads(n, threads) > part.cpus for n in cells.values()):
+        threads = int(part.cpus)
+        notes.append(cap_note(part, run_threads, threads))
+    reqs = method_requests(experiments, run_threads, lambda n: job_threads(n, threads), job_mem_mb,
+                           lambda e, t: job_runtime(experiments[e]["runtime"], cells[e], t), cells)
+    return threads, notes, check_requests(reqs, part)
 
 
 # ------------------------------------------------------------------------------------------
