@@ -72,7 +72,8 @@ def _start(workdir, *args, limit=None, config=None):
     cmd = SNAKEMAKE + ["-d", str(workdir), "--configfile", str(workdir / "config.yaml"), *args,
                        TARGET]
     if limit:
-        cmd = ["timeout", "-k", "10", str(limit)] + cmd  # Snakemake ignores SIGTERM here
+        # SIGKILL 10 s after a SIGTERM that did not stop Snakemake
+        cmd = ["timeout", "-k", "10", str(limit)] + cmd
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     log = open(workdir / "snakemake.out", "w")
     # own process group, so a kill reaches Snakemake itself and not only `timeout`
@@ -118,10 +119,11 @@ def _running_method(proc, workdir, run_uuid, timeout=300):
 
 
 def _stop_and_resume(wd):
-    """scancel of a running method job, SIGKILL of the rerun's Snakemake while the cancelled
-    method runs again, then the resume (threads.run 1: a method job of 2 cells on 1 CPU)."""
+    """scancel of a running method job; SIGTERM of the rerun's Snakemake while the cancelled
+    method runs again, then SIGKILL of the next rerun's; then the resume (threads.run 1: a
+    method job of 2 cells on 1 CPU)."""
     cfg = dict(slurm_config(), threads={"run": 1})
-    out = {"t0": time.perf_counter()}
+    out = {"t0": time.perf_counter(), "phases": {}}
     # A: scancel one running method job; keep-going finishes the rest, nothing resubmitted
     p, f = _start(wd, *PROFILE, limit=SLURM_LIMIT_S, config=cfg)
     try:
@@ -132,8 +134,24 @@ def _stop_and_resume(wd):
     finally:
         f.close()
     out["log_a"] = (wd / "snakemake.out").read_text()
+    out["phases"]["A"] = round(time.perf_counter() - out["t0"])
     out["states_a"] = _squeue(uuid_a)
     (wd / "a.out").write_text(out["log_a"])
+    # T: rerun; SIGTERM once the cancelled method runs again: stops as Ctrl-C does
+    p, f = _start(wd, *PROFILE, limit=SLURM_LIMIT_S, config=cfg)
+    try:
+        uuid_t = _run_id(wd)
+        out["terminated"], _ = _running_method(p, wd, uuid_t)
+        t = time.perf_counter()
+        os.kill(p.pid, signal.SIGTERM)   # `timeout` passes it on to Snakemake
+        out["rc_t"] = p.wait(timeout=120)
+        out["term_wall"] = time.perf_counter() - t
+    finally:
+        f.close()
+    out["log_t"] = (wd / "snakemake.out").read_text()
+    out["phases"]["T"] = round(time.perf_counter() - out["t0"])
+    out["states_t"] = _squeue(uuid_t)
+    out["lock_after_t"] = sorted(p.name for p in (wd / ".snakemake/locks").glob("*"))
     # B: rerun; SIGKILL its Snakemake once the cancelled method runs again
     p, f = _start(wd, *PROFILE, config=cfg)
     try:
@@ -144,6 +162,7 @@ def _stop_and_resume(wd):
     finally:
         f.close()
     out["log_b"] = (wd / "snakemake.out").read_text()
+    out["phases"]["B"] = round(time.perf_counter() - out["t0"])
     out["orphan_state_at_kill"] = _squeue(uuid_b).get(out["orphan"])
     base = SNAKEMAKE + ["-d", str(wd), "--configfile", str(wd / "config.yaml")]
     subprocess.run(base + ["--unlock", TARGET], check=True, capture_output=True, timeout=120)
@@ -152,6 +171,7 @@ def _stop_and_resume(wd):
     out["rc_c"] = p.wait(timeout=150)
     f.close()
     out["log_c"] = (wd / "snakemake.out").read_text()
+    out["phases"]["C"] = round(time.perf_counter() - out["t0"])
     out["orphan_state_after_c"] = _squeue(uuid_b).get(out["orphan"])
     # the command the message gives: wait for the orphan, keep what it finished
     env = dict(os.environ, PYTHONPATH=str(REPO / "workflow"))
@@ -160,11 +180,13 @@ def _stop_and_resume(wd):
                          timeout=SLURM_LIMIT_S, env=env)
     out["wait"] = res.stdout + res.stderr
     out["orphan_state_after_wait"] = _squeue(uuid_b).get(out["orphan"])
+    out["phases"]["wait"] = round(time.perf_counter() - out["t0"])
     # D: the resume
     p, f = _start(wd, *PROFILE, limit=SLURM_LIMIT_S, config=cfg)
     out["rc_d"] = p.wait(timeout=SLURM_LIMIT_S + 30)
     f.close()
     out["log_d"] = (wd / "snakemake.out").read_text()
+    out["phases"]["D"] = round(time.perf_counter() - out["t0"])
     out["wall"] = time.perf_counter() - out.pop("t0")
     return out
 
@@ -185,12 +207,11 @@ def stop_resume_started(cluster, tmp_path_factory):
     th.start()
     yield wd, th, box
     th.join(timeout=2 * SLURM_LIMIT_S)
-    for line in (wd / "snakemake.out").read_text().splitlines() if (wd / "snakemake.out").exists() else []:
-        m = re.search(r"SLURM run ID: (\S+)", line)
-        if m:
-            left = [j for j, st in _squeue(m.group(1)).items() if st in LIVE]
-            if left:
-                subprocess.run(["scancel", *left], timeout=60)
+    logs = sorted((wd / ".snakemake" / "log").glob("*.snakemake.log"))
+    for run_uuid in {m for p in logs for m in re.findall(r"SLURM run ID: (\S+)", p.read_text())}:
+        left = [j for j, st in _squeue(run_uuid).items() if st in LIVE]
+        if left:   # whatever a failed scenario left behind
+            subprocess.run(["scancel", *left], timeout=60)
 
 
 @pytest.fixture(scope="module")
@@ -200,6 +221,7 @@ def stop_resume(stop_resume_started, runs):
     assert not th.is_alive(), "stop/resume scenario still running"
     if "error" in box:
         raise box["error"]
+    print("stop/resume phases (s from start):", box["out"]["phases"])
     return dict(box["out"], wd=wd)
 
 
@@ -288,6 +310,18 @@ def test_scancel_is_not_resubmitted(stop_resume):
     assert not re.search(r"submitted with SLURM jobid \d+ \(log: \S+rule_scores", r["log_a"])
 
 
+def test_sigterm_cancels_the_runs_jobs(stop_resume):
+    """SIGTERM stops the run as Ctrl-C does: its SLURM jobs cancelled, the lock removed, exit 1
+    within seconds (Snakemake alone would wait for every running job)."""
+    r = stop_resume
+    assert r["rc_t"] == 1, r["log_t"][-3000:]
+    assert "SIGTERM: stopping as on Ctrl-C" in r["log_t"], r["log_t"][-3000:]
+    assert r["states_t"][r["terminated"]] == "CANCELLED", r["states_t"]
+    assert not any(st in LIVE for st in r["states_t"].values()), r["states_t"]
+    assert r["lock_after_t"] == []
+    assert r["term_wall"] < 60          # not hanging on the job: a bound, not a timing
+
+
 def test_killed_run_leaves_no_duplicate_work(stop_resume, runs):
     """SIGKILL of Snakemake leaves its running job behind; the next run names it and stops
     before submitting anything; `orphans --wait` waits for it; the resume keeps its result (no
@@ -311,11 +345,13 @@ def test_each_attempt_keeps_its_log(stop_resume):
     came before the first attempt's script started, so only the second wrote there)."""
     r = stop_resume
     slurm_logs = r["wd"] / ".snakemake/slurm_logs/rule_run_method" / r["cancelled_method"]
-    assert {p.stem for p in slurm_logs.glob("*.log")} == {r["cancelled"], r["orphan"]}
+    assert {p.stem for p in slurm_logs.glob("*.log")} == {r["cancelled"], r["terminated"],
+                                                          r["orphan"]}
     classifier = r["cancelled_method"].split("_", 3)[3]
     log = (r["wd"] / f"results/logs/tiny/runs/musk1/none/{classifier}.log").read_text()
     heads = re.findall(r"==== attempt started .*, SLURM job (\d+) ====", log)
-    assert heads[-1] == r["orphan"] and set(heads) <= {r["cancelled"], r["orphan"]}, log
+    assert heads[-1] == r["orphan"] and set(heads) <= {r["cancelled"], r["terminated"],
+                                                       r["orphan"]}, log
     assert "cells: accuracy" in log.split("==== attempt")[-1], log
 
 

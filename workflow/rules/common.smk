@@ -139,7 +139,8 @@ def n_cells(wildcards):
 def method_threads(wildcards):
     """A method job's threads: one per cell, at most ``threads.run`` (cut to the SLURM
     partition's CPUs per node, see below); Snakemake lowers it further to --cores
-    (milbench.experiment.config.job_threads: `python -m milbench.experiment.plan` prints the same)."""
+    (milbench.experiment.config.job_threads; `python -m milbench.experiment.plan` prints the
+    same)."""
     return job_threads(n_cells(wildcards), RUN_THREADS)
 
 
@@ -184,11 +185,16 @@ def slurm_onstart(logfile):
     running stop this run (it would compute them again); every DAG job's request is checked
     against its partition; SIGTERM then stops the run as Ctrl-C does (its jobs cancelled)."""
     import signal
+    import subprocess
 
     from snakemake.exceptions import WorkflowError
 
     logs = logfile if isinstance(logfile, (list, tuple)) else [logfile]   # this run's own
-    orphans = live_jobs(run_ids(".", skip=logs))
+    try:
+        orphans = live_jobs(run_ids(".", skip=logs))
+    except (OSError, RuntimeError, subprocess.TimeoutExpired) as e:
+        print(f"SLURM orphan check skipped: {e}", file=sys.stderr)
+        orphans = []
     if orphans:
         raise WorkflowError(orphans_message(orphans, "."))
     problems = []
@@ -201,7 +207,11 @@ def slurm_onstart(logfile):
         problems += check_requests(reqs, limits)
     if problems:
         raise WorkflowError("\n".join(problems))
+
     def stop(signum, frame):
+        # once: a second SIGTERM (`timeout`, or SLURM signalling a whole process group, sends
+        # it twice) would break off the cancelling and leave the jobs running
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
         print("SIGTERM: stopping as on Ctrl-C, this run's SLURM jobs are cancelled; run the "
               "same command again to resume", file=sys.stderr, flush=True)
         raise KeyboardInterrupt

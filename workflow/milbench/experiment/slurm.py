@@ -133,7 +133,8 @@ def query_partition(name, run=subprocess.run):
     if shutil.which("sinfo") is None or shutil.which("scontrol") is None:
         return None, "SLURM preflight skipped: sinfo / scontrol not found on PATH"
     outs = []
-    for cmd in (["scontrol", "show", "partition", "-o"], ["sinfo", "-h", "-N", "-o", "%P|%N|%c|%m"]):
+    for cmd in (["scontrol", "show", "partition", "-o"],
+                ["sinfo", "-h", "-N", "-o", "%P|%N|%c|%m"]):
         try:
             res = run(cmd, capture_output=True, text=True, timeout=60)
         except (OSError, subprocess.TimeoutExpired) as e:
