@@ -1,6 +1,7 @@
 """SLURM preflight and orphan finding without a cluster (issue #29): sample `scontrol` /
 `sinfo` / `squeue` output, the over-limit messages, the attempt headers of rule logs."""
 import math
+import re
 import subprocess
 import types
 
@@ -84,6 +85,13 @@ def test_method_request_over_limits_names_job_request_limit_and_key():
     debug = partition_limits("debug", parse_partitions(SCONTROL), parse_nodes(SINFO))
     assert check_requests([Request("x", 2, 3000, 60, {})], debug) == []
     assert check_requests([Request("x", 1, "<TBD>", None, {})], short) == []
+    down = partition_limits("down", parse_partitions(SCONTROL.replace(
+        "PartitionName=short", "PartitionName=down").replace("State=UP TotalCPUs=2 Max",
+                                                             "State=DOWN TotalCPUs=2 Max")),
+        {"down": [(2, 22057)]})
+    assert check_requests([], down) == ["SLURM preflight: partition 'down' is DOWN, no job "
+                                        "starts there; name another (`slurm_partition` under "
+                                        "default-resources in the profile)"]
 
 
 def _fake_run(outputs):
@@ -164,3 +172,23 @@ def test_preflight_cuts_threads_then_checks_memory_and_time():
     assert len(problems) == 1 and "asks for runtime 3000 min" in problems[0]
     big = partition_limits("big", parse_partitions(SCONTROL), parse_nodes(SINFO))
     assert preflight(exps, 8, big) == (8, [], [])
+
+
+def test_plan_command_runs_the_preflight(monkeypatch, capsys):
+    """`python -m milbench.experiment.plan <config> --partition short` stops (exit 2) on the
+    embedded default config, naming the experiment, the MaxTime and the key."""
+    from milbench.experiment import plan
+    from conftest import REPO
+    short = partition_limits("short", parse_partitions(SCONTROL), parse_nodes(SINFO))
+    monkeypatch.setattr(plan, "query_partition", lambda name: (short, None))
+    with pytest.raises(SystemExit) as e:
+        plan.main([str(REPO / "config" / "config.yaml"), "--count-only", "--partition", "short"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "instead of `threads.run` 8" in err
+    assert re.search(r"job run_method \(experiment \S+: \d+ cells a job\) asks for runtime \d+ "
+                     r"min, more than partition 'short' allows \(30 min, its MaxTime\); change "
+                     r"`experiments\.\S+\.runtime`", err), err
+    monkeypatch.setattr(plan, "query_partition", lambda name: (None, "SLURM preflight skipped: x"))
+    plan.main([str(REPO / "config" / "config.yaml"), "--count-only", "--partition", "short"])
+    assert "SLURM preflight skipped: x" in capsys.readouterr().err

@@ -160,14 +160,12 @@ class Request:
     keys: dict
 
 
-def _fmt_minutes(m):
-    return "UNLIMITED" if m == UNLIMITED else f"{m:.0f} min"
-
-
 def check_requests(requests, part):
     """One message per request above the partition's limits (threads included: a caller that
-    caps threads checks the capped request)."""
-    out = []
+    caps threads checks the capped request), and one when the partition is not UP."""
+    out = [] if part.state == "UP" else [
+        f"SLURM preflight: partition {part.name!r} is {part.state}, no job starts there; name "
+        f"another (`slurm_partition` under default-resources in the profile)"]
     for r in requests:
         for res, asked, limit, what, unit in (
                 ("threads", r.threads, part.cpus, part.cpus_from, " CPUs"),
