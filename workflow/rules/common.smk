@@ -22,6 +22,16 @@ from milbench.experiment.config import (
     missing_dataset_files,
 )
 from milbench.experiment.grid import check_experiment, check_method, expand_methods, method_labels
+from milbench.experiment.slurm import (
+    check_requests,
+    job_requests,
+    live_jobs,
+    method_keys,
+    orphans_message,
+    preflight,
+    query_partition,
+    run_ids,
+)
 from milbench.experiment.stages import shared_stages
 from milbench.registry import add_code_dirs
 
@@ -126,15 +136,91 @@ def n_cells(wildcards):
 
 
 def method_threads(wildcards):
-    """A method job's threads: one per cell, at most ``threads.run``; Snakemake lowers it
-    further to --cores (milbench.experiment.config.job_threads: `python -m milbench.experiment.plan` prints the same)."""
-    return job_threads(n_cells(wildcards), THREADS["run"])
+    """A method job's threads: one per cell, at most ``threads.run`` (cut to the SLURM
+    partition's CPUs per node, see below); Snakemake lowers it further to --cores
+    (milbench.experiment.config.job_threads; `python -m milbench.experiment.plan` prints the
+    same)."""
+    return job_threads(n_cells(wildcards), RUN_THREADS)
 
 
 def method_runtime(wildcards, threads):
     """SLURM time limit in minutes: the experiment's ``runtime`` (minutes per cell) times the
     cells each thread runs one after another (milbench.experiment.config.job_runtime)."""
     return job_runtime(EXPERIMENTS[wildcards.experiment]["runtime"], n_cells(wildcards), threads)
+
+
+# ---- SLURM preflight (issue #29; milbench.experiment.slurm) -------------------------------
+# A run that names a partition (default-resources `slurm_partition`, as profiles/slurm does) has
+# its method jobs' requests checked against that partition here, at parse time, so
+# `snakemake -n --profile profiles/slurm` fails before anything is queued; threads above the
+# partition's CPUs per node are cut to them (scores do not depend on threads).  Local runs and the
+# jobs' own Snakemake on the nodes skip this.  The onstart handler below checks every job of the
+# DAG (static rules, --set-resources) once the SLURM executor runs.
+RUN_THREADS = THREADS["run"]
+_default_res = workflow.resource_settings.default_resources
+SLURM_PARTITION = (str(_default_res["slurm_partition"].raw).strip("'\"")
+                   if workflow.is_main_process and _default_res is not None
+                   and "slurm_partition" in _default_res else None)
+if SLURM_PARTITION:
+    SLURM_LIMITS, _skipped = query_partition(SLURM_PARTITION)
+    if _skipped:
+        print(_skipped, file=sys.stderr)
+    else:
+        RUN_THREADS, _notes, _problems = preflight(EXPERIMENTS, THREADS["run"], SLURM_LIMITS)
+        for _note in _notes:
+            print(_note, file=sys.stderr)
+        if _problems:
+            raise ValueError("\n".join(_problems))
+
+
+def job_keys(job):
+    """Config keys behind a method / fold-stage job's request (preflight messages)."""
+    exp = job.wildcards.experiment
+    return method_keys(exp, EXPERIMENTS[exp]["runtime"], THREADS["run"])
+
+
+def slurm_onstart(logfile):
+    """Before the SLURM executor submits anything: jobs of a killed earlier run still queued or
+    running stop this run (it would compute them again); every DAG job's request is checked
+    against its partition; SIGTERM then stops the run as Ctrl-C does (its jobs cancelled)."""
+    import signal
+    import subprocess
+
+    from snakemake.exceptions import WorkflowError
+
+    logs = logfile if isinstance(logfile, (list, tuple)) else [logfile]   # this run's own
+    try:
+        orphans = live_jobs(run_ids(".", skip=logs))
+    except (OSError, RuntimeError, subprocess.TimeoutExpired) as e:
+        print(f"SLURM orphan check skipped: {e}", file=sys.stderr)
+        orphans = []
+    if orphans:
+        raise WorkflowError(orphans_message(orphans, "."))
+    problems = []
+    for part, reqs in job_requests(workflow.dag.needrun_jobs(), {"run_method", "fold_stage"},
+                                   job_keys).items():
+        limits, skipped = query_partition(part or SLURM_PARTITION or "")
+        if skipped:
+            print(skipped, file=sys.stderr)
+            continue
+        problems += check_requests(reqs, limits)
+    if problems:
+        raise WorkflowError("\n".join(problems))
+
+    def stop(signum, frame):
+        # once: a second SIGTERM (`timeout`, or SLURM signalling a whole process group, sends
+        # it twice) would break off the cancelling and leave the jobs running
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print("SIGTERM: stopping as on Ctrl-C, this run's SLURM jobs are cancelled; run the "
+              "same command again to resume", file=sys.stderr, flush=True)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+
+
+onstart:
+    if workflow.executor_plugin is not None and workflow.executor_plugin.name == "slurm":
+        slurm_onstart(log)
 
 
 CORE_MODULES = ("milbench.data.bags", "milbench.base", "milbench.experiment.grid",

@@ -102,6 +102,7 @@ from milbench.experiment.fold import (
 from milbench.experiment.grid import entry_methods, expand_methods, label, strip_tune
 from milbench.experiment.runner import fit_stage_cell, run_cell
 from milbench.experiment.scoring import METRICS
+from milbench.experiment.slurm import preflight, query_partition
 from milbench.experiment.stages import scale_bags, shared_stages
 from milbench.registry import add_code_dirs, make, resolve
 from milbench.selectors.hydr import _CachedFitness, _inner_folds, fitness_evaluator, genetic_search
@@ -864,6 +865,10 @@ def main(argv=None):
     ap.add_argument("--cell-overhead", type=float, default=CELL_OVERHEAD)
     ap.add_argument("--seed", type=int, default=0, help="seed of the sampling design")
     ap.add_argument("--count-only", action="store_true", help="counts and resources, no timing")
+    ap.add_argument("--partition",
+                    help="SLURM partition: check every method job's request against its limits "
+                         "first (scontrol / sinfo) and stop naming job, request, limit and key; "
+                         "threads above its CPUs per node are cut (as the workflow does)")
     ap.add_argument("--json", help="write the plan as JSON to this file ('-': stdout)")
     ap.add_argument("--csv", help="write one row per family and data set to this CSV file")
     a = ap.parse_args(argv)
@@ -872,6 +877,19 @@ def main(argv=None):
         add_code_dirs(cfg["code"])
     except (ValueError, OSError) as e:
         ap.error(str(e))
+    if a.partition:
+        part, skipped = query_partition(a.partition)
+        if skipped:
+            print(skipped, file=sys.stderr)
+        else:
+            exps = {k: v for k, v in cfg["experiments"].items()
+                    if not a.experiments or k in a.experiments}
+            cfg["threads"]["run"], notes, problems = preflight(exps, cfg["threads"]["run"], part)
+            for note in notes:
+                print(note, file=sys.stderr)
+            if problems:
+                print("\n".join(problems), file=sys.stderr)
+                sys.exit(2)
     roots = a.data or [r for r in ("results/raw", str(Path("..") / "shared" / "data"))
                        if Path(r).is_dir()]
     quiet = a.json == "-"
