@@ -90,3 +90,18 @@ def test_recipe_dry_run_and_the_paths_it_names(recipe, tmp_path):
     test = e["stats"][0]
     assert test["test"] == "friedman"
     assert f"`results/{exp}/stats/{test['name']}*.csv`" in section
+
+
+def test_readme_counts_of_the_default_run():
+    """The README's "N cells in M method jobs and K fold stages" is the default config's."""
+    from milbench.experiment.config import load_config
+    from milbench.experiment.plan import count_experiment
+
+    cfg = load_config(REPO / "config" / "config.yaml")
+    counts = [count_experiment(n, e, cfg["threads"]["run"])
+              for n, e in cfg["experiments"].items()]
+    m = re.search(r"(\d+)\s+cells in (\d+) method jobs and (\d+) fold stages",
+                  (REPO / "README.md").read_text())
+    assert m, "README: the default run's counts are missing"
+    assert tuple(map(int, m.groups())) == tuple(
+        sum(c[k] for c in counts) for k in ("cells", "method_jobs", "stage_jobs"))
