@@ -30,7 +30,7 @@ def validate_params(est):
 
 
 def warn_cap(est, param, cap, what, stacklevel=3):
-    """Issue #28 (convergence is never silent): a fit that stopped at its cap warns with
+    """Convergence is never silent: a fit that stopped at its cap warns with
     scikit-learn's ``ConvergenceWarning``, naming the estimator, the cap and the parameter to
     raise, e.g. "MISVM stopped at max_iter=50 SVM fits without the witnesses settling; raise
     max_iter".  ``what`` completes the sentence after the cap.  Every iterative estimator also

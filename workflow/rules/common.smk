@@ -23,14 +23,11 @@ from milbench.experiment.config import (
 )
 from milbench.experiment.grid import check_experiment, check_method, expand_methods, method_labels
 from milbench.experiment.slurm import (
-    check_requests,
-    job_requests,
-    live_jobs,
+    check_before_submit,
     method_keys,
-    orphans_message,
     preflight,
     query_partition,
-    run_ids,
+    stop_on_sigterm,
 )
 from milbench.experiment.stages import shared_stages
 from milbench.registry import add_code_dirs
@@ -180,42 +177,17 @@ def job_keys(job):
 
 
 def slurm_onstart(logfile):
-    """Before the SLURM executor submits anything: jobs of a killed earlier run still queued or
-    running stop this run (it would compute them again); every DAG job's request is checked
-    against its partition; SIGTERM then stops the run as Ctrl-C does (its jobs cancelled)."""
-    import signal
-    import subprocess
-
+    """Before the SLURM executor submits anything: orphans of a killed earlier run and every
+    DAG job's request against its partition (milbench.experiment.slurm.check_before_submit);
+    SIGTERM then stops the run as Ctrl-C does (its jobs cancelled)."""
     from snakemake.exceptions import WorkflowError
 
-    logs = logfile if isinstance(logfile, (list, tuple)) else [logfile]   # this run's own
-    try:
-        orphans = live_jobs(run_ids(".", skip=logs))
-    except (OSError, RuntimeError, subprocess.TimeoutExpired) as e:
-        print(f"SLURM orphan check skipped: {e}", file=sys.stderr)
-        orphans = []
-    if orphans:
-        raise WorkflowError(orphans_message(orphans, "."))
-    problems = []
-    for part, reqs in job_requests(workflow.dag.needrun_jobs(), {"run_method", "fold_stage"},
-                                   job_keys).items():
-        limits, skipped = query_partition(part or SLURM_PARTITION or "")
-        if skipped:
-            print(skipped, file=sys.stderr)
-            continue
-        problems += check_requests(reqs, limits)
-    if problems:
-        raise WorkflowError("\n".join(problems))
-
-    def stop(signum, frame):
-        # once: a second SIGTERM (`timeout`, or SLURM signalling a whole process group, sends
-        # it twice) would break off the cancelling and leave the jobs running
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        print("SIGTERM: stopping as on Ctrl-C, this run's SLURM jobs are cancelled; run the "
-              "same command again to resume", file=sys.stderr, flush=True)
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
+    problem = check_before_submit(
+        workflow.dag.needrun_jobs(), logfile if isinstance(logfile, (list, tuple)) else [logfile],
+        SLURM_PARTITION, {"run_method", "fold_stage"}, job_keys)
+    if problem:
+        raise WorkflowError(problem)
+    stop_on_sigterm()
 
 
 onstart:

@@ -25,6 +25,7 @@ import argparse
 import math
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -240,6 +241,43 @@ def preflight(experiments, run_threads, part):
     reqs = method_requests(experiments, run_threads, lambda n: job_threads(n, threads), job_mem_mb,
                            lambda e, t: job_runtime(experiments[e]["runtime"], cells[e], t), cells)
     return threads, notes, check_requests(reqs, part)
+
+
+def check_before_submit(jobs, logs, default_partition, method_rules, method_keys):
+    """Problems that stop a SLURM run before it submits anything, as one message ("" when
+    none): live jobs of a killed earlier run of this working directory (:func:`live_jobs`; a new
+    run would compute them again), and requests of the DAG ``jobs`` (:func:`job_requests`)
+    above their partition's limits (:func:`check_requests`).  ``logs``: this run's own
+    Snakemake log(s), whose run id is not an orphan's."""
+    try:
+        orphans = live_jobs(run_ids(".", skip=logs))
+    except (OSError, RuntimeError, subprocess.TimeoutExpired) as e:
+        print(f"SLURM orphan check skipped: {e}", file=sys.stderr)
+        orphans = []
+    if orphans:
+        return orphans_message(orphans, ".")
+    problems = []
+    for part, reqs in job_requests(jobs, method_rules, method_keys).items():
+        limits, skipped = query_partition(part or default_partition or "")
+        if skipped:
+            print(skipped, file=sys.stderr)
+            continue
+        problems += check_requests(reqs, limits)
+    return "\n".join(problems)
+
+
+def stop_on_sigterm():
+    """From now on SIGTERM stops this process as Ctrl-C does (the SLURM plugin then cancels the
+    run's jobs); Snakemake alone would wait for every running job, and a pending one forever."""
+    def stop(signum, frame):
+        # once: a second SIGTERM (`timeout`, or SLURM signalling a whole process group, sends
+        # it twice) would break off the cancelling and leave the jobs running
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        print("SIGTERM: stopping as on Ctrl-C, this run's SLURM jobs are cancelled; run the "
+              "same command again to resume", file=sys.stderr, flush=True)
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
 
 
 # ------------------------------------------------------------------------------------------
