@@ -192,3 +192,33 @@ def test_plan_command_runs_the_preflight(monkeypatch, capsys):
     monkeypatch.setattr(plan, "query_partition", lambda name: (None, "SLURM preflight skipped: x"))
     plan.main([str(REPO / "config" / "config.yaml"), "--count-only", "--partition", "short"])
     assert "SLURM preflight skipped: x" in capsys.readouterr().err
+
+
+def test_rule_log_says_a_repeated_warning_once(tmp_path):
+    """An inner CV repeats its fits' ConvergenceWarning; the rule log holds it once."""
+    import io
+    import logging
+    import sys
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    sm = types.SimpleNamespace(log=[str(tmp_path / "m.log")], rule="run_method")
+    out, err = sys.stdout, sys.stderr
+    seen = io.StringIO()
+    handler = logging.StreamHandler(seen)
+    logging.getLogger("py.warnings").addHandler(handler)
+    try:
+        logging.captureWarnings(False)   # an earlier test's capture, undone by pytest's filters
+        runlog.setup(sm)
+        with warnings.catch_warnings():
+            warnings.simplefilter("always")
+            for _ in range(5):
+                warnings.warn("MILR stopped at max_iter=1", ConvergenceWarning)
+            warnings.warn("another text", ConvergenceWarning)
+    finally:
+        sys.stdout, sys.stderr = out, err
+        logging.getLogger("py.warnings").removeHandler(handler)
+        logging.captureWarnings(False)
+    assert seen.getvalue().count("ConvergenceWarning: MILR stopped at max_iter=1") == 1
+    assert seen.getvalue().count("ConvergenceWarning: another text") == 1
