@@ -165,21 +165,24 @@ def method_warnings(rows):
     """What a reader of one method's rows on one data set must not miss, in words: an
     imbalanced test set (accuracy then mostly measures the majority rate), folds where every
     bag was predicted one class, folds whose fit stopped at its iteration cap."""
-    out, n = [], len(rows)
-    if "n_positive" in rows and rows["n_test"].sum():
-        rate = rows["n_positive"].sum() / rows["n_test"].sum()
-        if min(rate, 1 - rate) < IMBALANCE:
-            out.append(f"positive rate {rate:.0%}: accuracy mostly measures the majority rate "
-                       f"({max(rate, 1 - rate):.3f}); read balanced_accuracy, "
-                       "matthews_corrcoef or auroc")
     flags = fold_flags(rows)
-    for kind, what in (("none", "no positive bag"), ("all", "every bag positive")):
-        k = int((flags["one_class"] == kind).sum())
-        if k:
-            out.append(f"predicted {what} in {k} of {n} folds")
-    k = int(flags["not_converged"].sum())
-    if k:
-        out.append(f"stopped at its iteration cap (not converged) in {k} of {n} folds")
+    rate = (rows["n_positive"].sum() / rows["n_test"].sum()
+            if "n_positive" in rows and rows["n_test"].sum() else np.nan)
+    return _said(len(rows), rate, int((flags["one_class"] == "none").sum()),
+                 int((flags["one_class"] == "all").sum()), int(flags["not_converged"].sum()))
+
+
+def _said(n, rate, n_none, n_all, n_capped):
+    """:func:`method_warnings` of ``n`` folds from their counts."""
+    out = []
+    if min(rate, 1 - rate) < IMBALANCE:          # False for NaN (no counts in old rows)
+        out.append(f"positive rate {rate:.0%}: accuracy mostly measures the majority rate "
+                   f"({max(rate, 1 - rate):.3f}); read balanced_accuracy, "
+                   "matthews_corrcoef or auroc")
+    out += [f"predicted {what} in {k} of {n} folds"
+            for k, what in ((n_none, "no positive bag"), (n_all, "every bag positive")) if k]
+    if n_capped:
+        out.append(f"stopped at its iteration cap (not converged) in {n_capped} of {n} folds")
     return out
 
 
@@ -201,12 +204,19 @@ def summarise(scores, metrics=("accuracy", "auroc")):
     out = g[cols].mean().add_suffix("_mean").join(g[cols].std(ddof=1).add_suffix("_std"))
     out["n"] = g.size()
     out = out[[f"{c}_{s}" for c in cols for s in ("mean", "std")] + ["n"]]
+    rate = (g["n_positive"].sum() / g["n_test"].sum() if "n_positive" in scores
+            else pd.Series(np.nan, index=out.index))
     if "n_positive" in scores:
-        out["positive_rate"] = g["n_positive"].sum() / g["n_test"].sum()
-    flags = scores[keys].join(fold_flags(scores)).groupby(keys, sort=True, dropna=False)
-    out["one_class_folds"] = flags["one_class"].agg(lambda v: int((v != "").sum()))
-    out["not_converged_folds"] = flags["not_converged"].sum().astype(int)
-    out["warnings"] = g.apply(lambda rows: "; ".join(method_warnings(rows)), include_groups=False)
+        out["positive_rate"] = rate
+    flags = fold_flags(scores)
+    counts = (pd.DataFrame({"none": flags["one_class"] == "none",
+                            "all": flags["one_class"] == "all",
+                            "capped": flags["not_converged"]})
+              .join(scores[keys]).groupby(keys, sort=True, dropna=False).sum())
+    out["one_class_folds"] = counts["none"] + counts["all"]
+    out["not_converged_folds"] = counts["capped"]
+    out["warnings"] = ["; ".join(_said(n, r, a, b, c)) for n, r, a, b, c in zip(
+        out["n"], rate, counts["none"], counts["all"], counts["capped"])]
     params = [c for c in scores.columns if c.startswith(("sel.", "clf."))]
     if params:
         out = out.join(g[params].first())
