@@ -9,6 +9,8 @@ grid point fitted, the joblib ``Pipeline(memory=)`` cache for the 3 MILR C).  NE
   exact   — milbench's MIDR (stop="total"): fits reused in-process (each distinct model once,
             the C1 >= C2 points of one C2 share a fit), scipy's L-BFGS-B without its wrapper,
             no joblib cache (same rows, same choice as OLD up to rounding: see tests);
+  sk-auc  — exact, but the inner CV scores with scikit-learn's "roc_auc" scorer (as OLD does)
+            instead of milbench's rank_auroc (the same AUROC at 1/20 of the CPU);
   excess  — also stop="excess" (relative decrease of F minus its constant part);
   NAME:k=v — any further variant, e.g. "cap30:stop=excess,max_iter=30".
 
@@ -174,7 +176,7 @@ MIDR._solve = _new_solve_logged
 
 
 def parse_variant(v):
-    if v in ("old", "exact"):
+    if v in ("old", "exact", "sk-auc"):
         return v, {}
     if v == "excess":
         return v, {"stop": "excess"}
@@ -204,6 +206,8 @@ def run_cell(bags, folds, fold, dims, name, params):
         memory = cache if old or caches_selector_fits(sel, clf) else None
         est = build_estimator("minmax", sel, clf, seed=0, inner_folds=5, inner_metric="auroc",
                               memory=memory)
+        if old or name == "sk-auc":
+            est.set_params(scoring="roc_auc")
         if old:
             p = est.estimator.steps[1][1].get_params()
             est.estimator.steps[1] = ("select", OldMIDR(**p))

@@ -11,7 +11,7 @@ sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
 
 from milbench.data.folds import check_protocol, fold_keys
 from milbench.data.sources import load_manifest
-from milbench.experiment.codehash import code_hash, spec_modules
+from milbench.experiment.codehash import method_code, selector_code
 from milbench.experiment.config import (
     chain_settings,
     experiment_settings,
@@ -195,23 +195,16 @@ onstart:
         slurm_onstart(log)
 
 
-CORE_MODULES = ("milbench.data.bags", "milbench.base", "milbench.experiment.grid",
-                "milbench.experiment.fold", "milbench.experiment.scoring",
-                "milbench.preprocessing", "milbench.data.folds", "milbench.data.store",
-                "milbench.experiment.runner", "milbench.experiment.stages")
-
-
 def code_version(wildcards):
     """Rerun trigger: hash of every project module the method job imports (the import closure
     of the core modules and of the registry entries its method names), so editing a method's
     module, or a helper it imports, reruns that method's jobs and nothing else."""
-    m = run_method(wildcards)
-    return code_hash(*CORE_MODULES, *spec_modules(m["selector"]), *spec_modules(m["classifier"]))
+    return method_code(run_method(wildcards))
 
 
 def stage_code(wildcards):
     """Rerun trigger of a fold stage: the import closure of the core and its selector."""
-    return code_hash(*CORE_MODULES, *spec_modules(stage_selector(wildcards)))
+    return selector_code(stage_selector(wildcards))
 
 
 def all_targets():

@@ -4,6 +4,7 @@ from pathlib import Path
 import pandas as pd
 
 from milbench.data.store import read_bags
+from milbench.experiment.codehash import JOB_DIGEST, job_digest
 from milbench.experiment.runner import run_method
 from milbench.experiment.scoring import method_warnings
 from milbench.experiment.stages import frame_to_stages
@@ -19,6 +20,8 @@ rows = run_method(read_bags(Path(snakemake.input.bags).parent),
                   experiment=wc.experiment, dataset=wc.dataset, cells=[tuple(c) for c in p.cells],
                   threads=snakemake.threads, cell_threads=p.cell_threads, log=log,
                   stages=frame_to_stages(pd.read_parquet(stage[0])) if stage else None)
+# what the rows were computed from, for a run kept in parts (milbench.report.reproduction_parts)
+rows.attrs[JOB_DIGEST] = job_digest(p.method, p.experiment_cfg, p.cells, p.code)
 rows.to_parquet(snakemake.output[0], index=False)
 # per-seed rows (HyDR-MI combine: per-seed) share their cell's selector fit: CPU counted once
 log.info("%d cells: accuracy %.4f, balanced accuracy %.4f, auroc %.4f, fit %.1f s CPU in all "

@@ -13,6 +13,7 @@ import ast
 import functools
 import hashlib
 import importlib.util
+import json
 import sysconfig
 from pathlib import Path
 
@@ -99,6 +100,38 @@ def code_hash(*names):
     for p in import_closure(*names):
         h.update(p.name.encode() + b"\0" + p.read_bytes())
     return h.hexdigest()[:12]
+
+
+#: the modules every method job runs; with its selector's and classifier's own modules, the
+#: roots of the import closure whose hash is a method job's rerun trigger (``params: code``)
+CORE_MODULES = ("milbench.data.bags", "milbench.base", "milbench.experiment.grid",
+                "milbench.experiment.fold", "milbench.experiment.scoring",
+                "milbench.preprocessing", "milbench.data.folds", "milbench.data.store",
+                "milbench.experiment.runner", "milbench.experiment.stages")
+#: key of a method file's ``DataFrame.attrs`` (kept in its Parquet metadata) holding
+#: :func:`job_digest`
+JOB_DIGEST = "milbench_job"
+
+
+def method_code(method):
+    """A method job's code hash: the import closure of the core and of its selector's and
+    classifier's modules."""
+    return code_hash(*CORE_MODULES, *spec_modules(method["selector"]),
+                     *spec_modules(method["classifier"]))
+
+
+def selector_code(selector):
+    """A fold-stage job's code hash: the import closure of the core and of its selector."""
+    return code_hash(*CORE_MODULES, *spec_modules(selector))
+
+
+def job_digest(method, settings, cells, code):
+    """Short hash of everything a method file is computed from besides its input files (the
+    run rule's params: method, settings, cells, code): two files with equal digests of the same
+    data set and folds hold the same rows."""
+    blob = json.dumps([method, settings, [list(c) for c in cells], code], sort_keys=True,
+                      default=str)
+    return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
 
 def spec_modules(spec):

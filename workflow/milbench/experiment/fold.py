@@ -24,7 +24,7 @@ from sklearn.pipeline import Pipeline
 from milbench.data.bags import Bags
 from milbench.data.folds import split
 from milbench.experiment.grid import PER_SEED_UNTUNED, label, strip_tune
-from milbench.experiment.scoring import METRICS, fitted_pipeline, score_row
+from milbench.experiment.scoring import fitted_pipeline, inner_scorer, score_row
 from milbench.preprocessing import BagScaler
 from milbench.registry import make, resolve
 from milbench.selectors.stage_store import STORE_PARAM, StageStore
@@ -130,10 +130,10 @@ def build_estimator(scale, selector, classifier, seed=0, inner_folds=5, inner_me
     pipe = MILPipeline([("scale", BagScaler(scale)), ("select", sel), ("classify", clf)],
                        memory=memory)
     cv = StratifiedKFold(inner_folds, shuffle=True, random_state=seed)
-    est = pipe if not grid else GridSearchCV(pipe, grid, cv=cv, scoring=METRICS[inner_metric],
+    est = pipe if not grid else GridSearchCV(pipe, grid, cv=cv, scoring=inner_scorer(inner_metric),
                                              n_jobs=n_jobs, refit=True, error_score="raise")
     if threshold == "auto":
-        est = TunedThresholdClassifierCV(est, scoring=METRICS[inner_metric], cv=cv,
+        est = TunedThresholdClassifierCV(est, scoring=inner_scorer(inner_metric), cv=cv,
                                          response_method="decision_function", refit=True)
     return est
 

@@ -101,7 +101,7 @@ from milbench.experiment.fold import (
 )
 from milbench.experiment.grid import entry_methods, expand_methods, label, strip_tune
 from milbench.experiment.runner import fit_stage_cell, run_cell
-from milbench.experiment.scoring import METRICS
+from milbench.experiment.scoring import inner_scorer
 from milbench.experiment.slurm import preflight, query_partition
 from milbench.experiment.stages import scale_bags, shared_stages
 from milbench.registry import add_code_dirs, make, resolve
@@ -320,7 +320,7 @@ def _draw_tuned(ctx, task):
         stage_cpu = time.process_time() - t
     train, test, inner, val, seed = _inner_split(ctx, task["cell"], K)
     fit_kw = {"unlabeled": Unlabeled(ctx["bags"])} if exp["transductive"] else {}
-    scorer = get_scorer(METRICS[exp["inner_metric"]])
+    scorer = get_scorer(inner_scorer(exp["inner_metric"]))
     views = dataset_views(ctx["bags"])
     caching = caches_selector_fits(m["selector"], m["classifier"])
     groups, fits = [], []

@@ -12,10 +12,13 @@ import warnings
 import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
+from scipy.stats import rankdata
+from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.metrics import (
     accuracy_score,
     average_precision_score,
     balanced_accuracy_score,
+    make_scorer,
     matthews_corrcoef,
     precision_recall_fscore_support,
     roc_auc_score,
@@ -33,6 +36,38 @@ METRICS = {
     "precision": "precision", "recall": "recall", "matthews_corrcoef": "matthews_corrcoef",
     "auroc": "roc_auc", "average_precision": "average_precision",
 }
+
+
+def rank_auroc(y_true, y_score):
+    """Binary AUROC as the Mann-Whitney rank sum, (Σ ranks of the positives − n₊(n₊+1)/2) /
+    (n₊n₋) with average ranks for ties: the area scikit-learn's ``roc_auc_score`` computes
+    (tied scores count half), equal to it within 3e-16 (tests), at 1/20 of its CPU on an inner
+    CV's 20-bag validation folds (its input checks cost ≈ 3 ms a call).  The positive class is
+    the larger label; one class gives NaN with ``UndefinedMetricWarning``, as scikit-learn."""
+    y, s = np.asarray(y_true), np.asarray(y_score, dtype=float)
+    if s.shape != y.shape or s.ndim != 1 or not np.isfinite(s).all():
+        raise ValueError(f"rank_auroc: {y.shape[0]} labels need as many finite scores "
+                         f"(got shape {s.shape})")
+    classes = np.unique(y)
+    if classes.size != 2:
+        warnings.warn("Only one class is present in y_true. ROC AUC score is not defined in "
+                      "that case.", UndefinedMetricWarning, stacklevel=2)
+        return np.nan
+    pos = y == classes[1]
+    n_pos = int(pos.sum())
+    n_neg = y.size - n_pos
+    return float((rankdata(s)[pos].sum() - n_pos * (n_pos + 1) / 2.0) / (n_pos * n_neg))
+
+
+def inner_scorer(metric):
+    """The inner CV's ``scoring`` for ``metric``: scikit-learn's scorer :data:`METRICS` names;
+    for auroc the same scorer (bag scores from ``decision_function``, else ``predict_proba``)
+    around :func:`rank_auroc`."""
+    if metric == "auroc":
+        return make_scorer(rank_auroc, response_method=("decision_function", "predict_proba"))
+    return METRICS[metric]
+
+
 #: positive-bag share (of all test bags of a data set) below which, or above 1 minus which,
 #: accuracy is flagged: it then mostly measures the majority rate.
 IMBALANCE = 0.2

@@ -40,7 +40,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from milbench.report import reproduction_archive, reproduction_docs
+from milbench.report import reproduction_archive, reproduction_docs, reproduction_parts
 from milbench.report.targets import TABLE_COLUMNS, TARGETS_DIR, targets, within
 
 __all__ = ["reproduction_table", "main"]
@@ -183,7 +183,8 @@ def reproduction_table(summary: pd.DataFrame, experiment: str, reproduction_map=
 
 
 def main(argv=None):
-    """``archive`` a finished run into resources/reproductions/, or write the ``docs``."""
+    """``archive`` a finished run into resources/reproductions/, ``keep`` the finished methods of
+    an unfinished one there and ``restore`` them in a later session, or write the ``docs``."""
     ap = argparse.ArgumentParser(prog="python -m milbench.report.reproduction",
                                  description=main.__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
@@ -198,11 +199,31 @@ def main(argv=None):
     a.add_argument("--date", help="YYYY-MM-DD the run finished (default: reproduction.csv's "
                    "modification day, UTC)")
     a.add_argument("--archive", default=str(reproduction_archive.ARCHIVE_DIR))
+    k = sub.add_parser("keep", help="keep the finished method files of results/<experiment> "
+                       "in resources/reproductions/<paper>/parts/<experiment>/ (a run in parts)")
+    k.add_argument("results", help="results/<experiment> of an unfinished run")
+    k.add_argument("--config", required=True, help="the config file the run uses")
+    k.add_argument("--drop", action="store_true", help="remove the parts instead (the "
+                   "experiment has been archived whole)")
+    k.add_argument("--archive", default=str(reproduction_archive.ARCHIVE_DIR))
+    r = sub.add_parser("restore", help="put the kept parts of an experiment back into "
+                       "results/, those the config and code still give")
+    r.add_argument("experiment")
+    r.add_argument("--config", required=True, help="the config file the run uses")
+    r.add_argument("--results", default="results")
+    r.add_argument("--archive", default=str(reproduction_archive.ARCHIVE_DIR))
     d = sub.add_parser("docs", help="write docs/reproduction/<paper>.md and index.md")
     d.add_argument("--out", default=str(reproduction_docs.DOCS_DIR))
     d.add_argument("--targets", default=str(TARGETS_DIR))
     d.add_argument("--archive", default=str(reproduction_archive.ARCHIVE_DIR))
     args = ap.parse_args(argv)
+    try:
+        _dispatch(args)
+    except reproduction_archive.ArchiveError as e:
+        ap.exit(2, f"{ap.prog} {args.command}: {e}\n")
+
+
+def _dispatch(args):
     if args.command == "archive":
         path, legacy = reproduction_archive.archive(args.results, args.config, args.archive,
                                                     args.reduced, args.figure, args.date)
@@ -211,6 +232,21 @@ def main(argv=None):
             print(f"legacy entry {name} covers the same experiment: remove it (and its runs in "
                   f"the targets' gaps) if this run replaces it")
         print(f"then: {reproduction_docs.COMMAND}")
+    elif args.command in ("keep", "restore"):
+        if args.command == "keep":
+            done, skipped = reproduction_parts.keep(args.results, args.config, args.archive,
+                                                    drop=args.drop)
+            verb = "kept"
+        else:
+            done, skipped = reproduction_parts.restore(args.experiment, args.config,
+                                                       args.results, args.archive)
+            verb = "restored"
+        for rel in done:
+            print(f"{verb} {rel}")
+        for rel, why in skipped.items():
+            print(f"not {verb} {rel}: {why}")
+        print("parts dropped" if getattr(args, "drop", False) else
+              f"{len(done)} method files {verb}, {len(skipped)} not")
     else:
         for path in reproduction_docs.write_pages(args.out, args.targets, args.archive):
             print(path)

@@ -218,11 +218,10 @@ def regenerate_command(config_rel, experiments, config_text, reduced=None):
     return " && ".join(steps)
 
 
-def cpu_seconds(results_dir, experiment):
-    """Sum of ``cpu_time`` over the Snakemake benchmark files of the experiment's jobs
-    (``results/benchmarks/<experiment>/**/*.tsv``; the shared data chains are not counted);
-    None when there are none."""
-    folder = Path(results_dir).parent / "benchmarks" / experiment
+def cpu_seconds(folder):
+    """Sum of ``cpu_time`` over the Snakemake benchmark files under ``folder`` (an
+    experiment's: ``results/benchmarks/<experiment>``, where the shared data chains are not
+    counted); None when there are none."""
     total, seen = 0.0, False
     for path in sorted(folder.rglob("*.tsv")):
         try:
@@ -265,7 +264,7 @@ def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=
     if why:
         meta["reduced"] = why
     meta.update(datasets=[str(d) for d in exp.get("datasets", [])],
-                cpu_seconds=cpu_seconds(results_dir, experiment),
+                cpu_seconds=cpu_seconds(results_dir.parent / "benchmarks" / experiment),
                 date=str(when),
                 command=regenerate_command(config_rel, experiment, text, reduced),
                 provenance=f"archived from results/{experiment}/reproduction.csv")

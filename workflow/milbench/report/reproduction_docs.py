@@ -16,6 +16,7 @@ import math
 from pathlib import Path
 
 from milbench.report.reproduction_archive import ARCHIVE_DIR, ArchiveError, load_archive
+from milbench.report.reproduction_parts import kept_parts
 from milbench.report.targets import (
     EXPERIMENTS,
     TARGET_KEY,
@@ -287,13 +288,24 @@ def pages(targets_dir=TARGETS_DIR, archive_dir=ARCHIVE_DIR) -> dict:
              "Our numbers next to the five papers' targets, one page per paper. Targets: "
              "`resources/targets/`; archived runs: `resources/reproductions/` (a finished "
              "run joins with `python -m milbench.report.reproduction archive "
-             "results/<experiment> --config <file>`). \"met\": targets judged against a "
+             "results/<experiment> --config <file>`; one longer than a working session "
+             "keeps its finished method files with `... keep results/<experiment> --config "
+             "<file>`, and a later session puts those back with `... restore <experiment> "
+             "--config <file>` before it runs the rest). \"met\": targets judged against a "
              "tolerance whose result at the best status (FULL, then REDUCED, then LEGACY) is "
              "within it. FULL / REDUCED / LEGACY: targets by the best status of their "
              "results; LEGACY numbers were measured in earlier runs whose outputs were not "
              "kept.", ""]
     lines += _table(["paper", "text", "met / judged", "FULL", "REDUCED", "LEGACY", "not run",
                      "claims with a finding", "runs"], index)
+    parts = [[paper, f"`{exp}`", f"{len(p['files'])} of {p['method_files']}",
+              f"{(p['cpu_seconds'] or 0) / 3600:.1f}", str(p["date"]), f"`{p['config']}`"]
+             for paper in sorted(EXPERIMENTS) for exp, p in kept_parts(paper, archive_dir).items()]
+    if parts:
+        lines += ["", "Runs kept in parts (finished method files, not yet a reproduction "
+                  "table; `restore` them, then run the rest):", ""]
+        lines += _table(["paper", "experiment", "method files kept", "their CPU-h", "kept on",
+                         "config"], parts)
     lines += ["", "Baselines checked against other publications (not targets of the five "
               "papers) are pinned, with the published figures, by tests: the set kernel "
               "(`tests/test_set_kernel.py`), EM-DD (`tests/test_diverse_density.py`), mi-SVM, "

@@ -1,0 +1,128 @@
+"""A run in parts (milbench.report.reproduction_parts): the finished method files of an unfinished
+run kept in the repository, and put back into a later session's results/ only where the config
+and the code still give them, so the workflow reruns exactly the rest.
+
+Works on a temporary copy of the workflow (as tests/test_reruns.py): one tiny real run, then
+keep / restore through the command line (PYTHONPATH = the copy, so editing its library counts).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from conftest import REPO, tiny_config
+from milbench.report.reproduction_docs import pages
+
+EXP = "midr-parts"          # a name the midr targets claim (parts live under a paper)
+TARGET = f"results/{EXP}/scores.parquet"
+KEPT = f"resources/reproductions/midr/parts/{EXP}"   # the copy's archive (its default)
+RUNS = [f"runs/musk1/none/{c}.parquet" for c in ("mi-simple", "milr.b283fe13")]
+
+
+def smk(copy, *args, config="parts.yaml"):
+    cmd = [sys.executable, "-m", "snakemake", "-s", str(copy / "Snakefile"), "-d", str(copy),
+           "--configfile", str(copy / config), *args, TARGET]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=copy)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return res.stdout + res.stderr
+
+
+def cli(copy, *args, config="parts.yaml"):
+    res = subprocess.run([sys.executable, "-m", "milbench.report.reproduction", *args,
+                          "--config", config], cwd=copy, text=True,
+                         capture_output=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(copy / "workflow")})
+    return res.returncode, res.stdout + res.stderr
+
+
+def planned_methods(out):
+    return sorted(re.findall(rf"output: results/{EXP}/(runs/\S+\.parquet)", out))
+
+
+def forget_runs(copy):
+    """A later session's results/: the data and folds are built again, nothing else is there."""
+    for p in (copy / "results" / EXP).iterdir():
+        if p.name != "folds":
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
+    shutil.rmtree(copy / "results" / "benchmarks" / EXP, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def copy(tmp_path_factory):
+    root = tmp_path_factory.mktemp("repo-copy")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copy(REPO / "Snakefile", root / "Snakefile")
+    for d in ("workflow", "resources", "config", "envs"):
+        shutil.copytree(REPO / d, root / d, ignore=ignore)
+    exp = tiny_config()["experiments"]["tiny"]
+    exp["classifiers"][0] = {"name": "milr", "tune": {"C": [0.1, 1.0]}}
+    exp["inner_folds"] = 2
+    cfg = {"offline": True, "experiments": {EXP: exp}}
+    (root / "parts.yaml").write_text(yaml.safe_dump(cfg))
+    reseeded = yaml.safe_load(yaml.safe_dump(cfg))
+    reseeded["experiments"][EXP]["protocol"]["seed"] = 1
+    (root / "reseeded.yaml").write_text(yaml.safe_dump(reseeded))
+    smk(root, "--cores", "2", "--quiet=rules")
+    assert sorted(p.relative_to(root / "results" / EXP).as_posix()
+                  for p in (root / "results" / EXP / "runs").rglob("*.parquet")) == RUNS
+    return root
+
+
+def test_keep_then_restore_reruns_only_what_is_missing(copy):
+    rc, out = cli(copy, "keep", f"results/{EXP}")
+    assert rc == 0 and "2 method files kept, 0 not" in out, out
+    part = copy / KEPT
+    listing = yaml.safe_load((part / "parts.yaml").read_text())
+    assert sorted(listing["files"]) == RUNS and listing["cpu_seconds"] > 0
+    assert all((part / "benchmarks" / r).with_suffix(".tsv").is_file() for r in RUNS)
+    index = pages(archive_dir=copy / "resources" / "reproductions")["index.md"]       # the status page says so
+    assert f"| midr | `{EXP}` | 2 of 2 |" in index
+
+    forget_runs(copy)                                    # a later session: a fresh results/
+    assert planned_methods(smk(copy, "-n")) == RUNS
+    rc, out = cli(copy, "restore", EXP)
+    assert rc == 0 and "2 method files restored, 0 not" in out, out
+    assert planned_methods(smk(copy, "-n")) == []        # only the aggregation is left
+    rc, out = cli(copy, "restore", EXP)
+    assert "already in results/" in out and "0 method files restored" in out
+
+
+def test_changed_code_or_settings_are_not_restored(copy):
+    forget_runs(copy)
+    simple = copy / "workflow" / "milbench" / "classifiers" / "simple.py"
+    original = simple.read_bytes()
+    simple.write_bytes(original + b"\n# edited by tests/test_reproduction_parts.py\n")
+    try:
+        rc, out = cli(copy, "restore", EXP)
+    finally:
+        simple.write_bytes(original)
+    assert rc == 0 and "1 method files restored, 1 not" in out, out
+    assert re.search(r"not restored runs/musk1/none/mi-simple.parquet: .*code changed", out)
+    assert planned_methods(smk(copy, "-n")) == [RUNS[0]]
+
+    forget_runs(copy)
+    rc, out = cli(copy, "restore", EXP, config="reseeded.yaml")   # other folds: nothing fits
+    assert "0 method files restored, 2 not" in out, out
+
+
+def test_restore_waits_for_the_inputs_and_keep_for_finished_jobs(copy):
+    forget_runs(copy)
+    folds = copy / "results" / EXP / "folds" / "musk1.parquet"
+    saved = folds.read_bytes()
+    folds.unlink()
+    try:
+        rc, out = cli(copy, "restore", EXP)
+    finally:
+        folds.write_bytes(saved)
+    assert rc == 2 and f"results/{EXP}/folds/musk1.parquet" in out and "snakemake" in out, out
+
+    assert cli(copy, "restore", EXP)[0] == 0
+    (copy / "results" / "benchmarks" / EXP / RUNS[1]).with_suffix(".tsv").unlink()
+    rc, out = cli(copy, "keep", f"results/{EXP}")
+    assert "1 method files kept, 1 not" in out and "has not finished" in out, out
+    rc, out = cli(copy, "keep", f"results/{EXP}", "--drop")
+    assert rc == 0 and not (copy / KEPT).exists()

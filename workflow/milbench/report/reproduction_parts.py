@@ -1,0 +1,161 @@
+"""Parts of a run longer than one working session, kept in the repository until it finishes:
+``resources/reproductions/<paper>/parts/<experiment>/``.
+
+A method job's file (``results/<experiment>/runs/<dataset>/<selector>/<classifier>.parquet``,
+every cell of one method) is the unit.  :func:`keep` copies each finished one, with its
+Snakemake benchmark (its CPU), into the part folder and lists it in ``parts.yaml`` with the
+:func:`~milbench.experiment.codehash.job_digest` its rows were computed from (method, settings,
+cells, code; written into the file by the run rule).  :func:`restore` puts back, in a later
+session's ``results/``, the kept files whose digest the config and code *now* give, so the
+workflow runs only the missing methods; a kept file whose method, settings or code changed since
+is not put back (and is named).  A file is put back only once its data set's inputs exist (the
+bag store, the folds, a shared fold stage): Snakemake reruns an output older than its inputs.
+
+    python -m milbench.report.reproduction keep results/<experiment> --config <file>
+    python -m milbench.report.reproduction restore <experiment> --config <file>
+
+Once the experiment has finished, :func:`~milbench.report.reproduction_archive.archive` keeps its
+reproduction.csv; ``keep`` then drops the parts (``--drop``).
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import yaml
+
+from milbench.data.folds import fold_keys
+from milbench.experiment.codehash import JOB_DIGEST, job_digest, method_code
+from milbench.experiment.config import load_config, method_settings
+from milbench.experiment.grid import expand_methods
+from milbench.experiment.stages import shared_stages
+from milbench.report.reproduction_archive import ARCHIVE_DIR, ArchiveError, cpu_seconds
+from milbench.report.targets import paper_key
+
+__all__ = ["keep", "restore", "part_dir", "file_digest", "kept_parts"]
+
+
+def part_dir(experiment, archive_dir=ARCHIVE_DIR):
+    return Path(archive_dir) / paper_key(experiment) / "parts" / experiment
+
+
+def kept_parts(paper, archive_dir=ARCHIVE_DIR):
+    """{experiment: its parts.yaml} of the experiments of ``paper`` kept in parts."""
+    folder = Path(archive_dir) / paper_key(paper) / "parts"
+    return {p.parent.name: yaml.safe_load(p.read_text())
+            for p in sorted(folder.glob("*/parts.yaml"))}
+
+
+def file_digest(path):
+    """The job digest a method file carries (None for a file written before digests)."""
+    meta = pq.read_schema(path).metadata or {}
+    raw = meta.get(b"PANDAS_ATTRS")
+    return yaml.safe_load(raw.decode()).get(JOB_DIGEST) if raw else None
+
+
+def _expected(config, experiment):
+    """{runs/<dataset>/<selector>/<classifier>.parquet: (digest now, dataset, stage id)}."""
+    cfg = load_config(config)
+    if experiment not in cfg["experiments"]:
+        raise ArchiveError(f"{config}: no experiment {experiment!r} (it has "
+                           f"{sorted(cfg['experiments'])})")
+    exp = cfg["experiments"][experiment]
+    methods = {(m["selector_id"], m["classifier_id"]): m for m in expand_methods(exp)}
+    stage_of, _ = shared_stages(methods)
+    cells = fold_keys(exp["protocol"])
+    out = {}
+    for (sid, cid), m in methods.items():
+        digest = job_digest(m, method_settings(exp, m), cells, method_code(m))
+        for ds in exp["datasets"]:
+            out[f"runs/{ds}/{sid}/{cid}.parquet"] = (digest, str(ds), stage_of.get((sid, cid)))
+    return out
+
+
+def keep(results_dir, config, archive_dir=ARCHIVE_DIR, drop=False):
+    """Copy the finished method files of ``results_dir`` (``results/<experiment>``) whose
+    digest the config and code give now, with their benchmarks, into the part folder; returns
+    (kept, skipped: {file: why}).  ``drop``: remove the part folder instead (the experiment
+    has been archived whole)."""
+    results_dir = Path(results_dir)
+    experiment = results_dir.resolve().name
+    folder = part_dir(experiment, archive_dir)
+    if drop:
+        shutil.rmtree(folder, ignore_errors=True)
+        return [], {}
+    expected = _expected(config, experiment)
+    bench = results_dir.parent / "benchmarks" / experiment
+    listing_path = folder / "parts.yaml"
+    listing = yaml.safe_load(listing_path.read_text()) if listing_path.is_file() else {}
+    files = dict(listing.get("files", {}))
+    kept, skipped = [], {}
+    for rel, (digest, _, _) in sorted(expected.items()):
+        src, tsv = results_dir / rel, (bench / rel).with_suffix(".tsv")
+        if not src.is_file():
+            continue
+        if not tsv.is_file():
+            skipped[rel] = "its job has not finished (no benchmark file)"
+        elif file_digest(src) != digest:
+            skipped[rel] = ("written before job digests" if file_digest(src) is None else
+                            "computed from other settings or code than the config's now")
+        else:
+            for a, b in ((src, folder / rel),
+                         (tsv, (folder / "benchmarks" / rel).with_suffix(".tsv"))):
+                b.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(a, b)
+            files[rel] = digest
+            kept.append(rel)
+    if kept:
+        listing = {"experiment": experiment, "config": str(config),
+                   "date": str(dt.date.today()), "method_files": len(expected),
+                   "cpu_seconds": cpu_seconds(folder / "benchmarks"),
+                   "files": dict(sorted(files.items()))}
+        listing_path.write_text(yaml.safe_dump(listing, sort_keys=False, width=100))
+    return kept, skipped
+
+
+def restore(experiment, config, results="results", archive_dir=ARCHIVE_DIR):
+    """Put the kept files of ``experiment`` whose digest the config and code give now back
+    into ``results`` (with their benchmarks, modified now), unless one is there already;
+    returns (restored, not restored: {file: why}).  Raises when a data set's inputs are
+    missing (the message names them and the command that builds them)."""
+    folder = part_dir(experiment, archive_dir)
+    listing_path = folder / "parts.yaml"
+    if not listing_path.is_file():
+        return [], {}
+    files = yaml.safe_load(listing_path.read_text())["files"]
+    expected = _expected(config, experiment)
+    results = Path(results)
+    out_dir = results / experiment
+    todo, skipped = [], {}
+    for rel, digest in files.items():
+        if rel not in expected:
+            skipped[rel] = "no longer a method of the config"
+        elif expected[rel][0] != digest:
+            skipped[rel] = "its method, settings or code changed since it was kept: rerun"
+        elif (out_dir / rel).exists():
+            skipped[rel] = "already in results/"
+        else:
+            todo.append(rel)
+    needed = set()
+    for rel in todo:
+        _, ds, stage = expected[rel]
+        needed.add(out_dir / "folds" / f"{ds}.parquet")
+        if stage:
+            needed.add(out_dir / "stages" / ds / f"{stage}.parquet")
+    missing = sorted(str(p) for p in needed if not p.is_file())
+    if missing:
+        raise ArchiveError(
+            "restore needs the inputs of the kept methods first (Snakemake reruns an output "
+            "older than its inputs): snakemake --cores N --configfile " + str(config) + " -- "
+            + " ".join(missing))
+    for rel in todo:
+        for a, b in ((folder / rel, out_dir / rel),
+                     ((folder / "benchmarks" / rel).with_suffix(".tsv"),
+                      (results / "benchmarks" / experiment / rel).with_suffix(".tsv"))):
+            b.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(a, b)
+            os.utime(b)
+    return todo, skipped
