@@ -171,7 +171,10 @@ def test_archive_status_cli_and_refusals(tmp_path, capsys):
     path, legacy = archive(heat, cfg, store, repo=repo, date="2026-12-01")
     meta = yaml.safe_load(path.with_suffix(".yaml").read_text())
     assert meta["status"] == "FULL" and "reduced" not in meta
-    assert legacy == ["legacy-miordm-heatmap"]
+    assert legacy == []                     # the archived full run replaced its legacy entry
+    m20 = _finished_run(repo, "miordm-20", 0.8)
+    _, legacy = archive(m20, cfg, store, repo=repo, date="2026-12-01")
+    assert legacy == ["legacy-miordm-20"]
     # --reduced overrides, and the regenerating command repeats it
     path, _ = archive(heat, cfg, store, reduced="one split", repo=repo, date="2026-12-01")
     meta = yaml.safe_load(path.with_suffix(".yaml").read_text())
@@ -184,17 +187,17 @@ def test_archive_status_cli_and_refusals(tmp_path, capsys):
     shutil.copy(cfg, outside)
     with pytest.raises(ArchiveError, match="not a file of the repository"):
         archive(heat, outside, store, repo=repo)
-    bad = repo / "results" / "miordm-20"
+    bad = repo / "results" / "miordm-bad"
     bad.mkdir(parents=True)
     (bad / "reproduction.csv").write_text("paper,source\nmiordm,Table 3\n")
     with pytest.raises(ArchiveError, match=r"reproduction.csv, line 1: header"):
         archive(bad, cfg, store, repo=repo)
 
-    main(["archive", str(heat), "--config", str(REPO / "config/reduced/miordm-20-splits.yaml"),
+    main(["archive", str(m20), "--config", str(REPO / "config/reduced/miordm-20-splits.yaml"),
           "--archive", str(store), "--date", "2026-12-02"])       # the config of this repo
     out = capsys.readouterr().out
-    assert "legacy entry legacy-miordm-heatmap covers the same experiment" in out
-    assert yaml.safe_load((store / "miordm" / "miordm-heatmap.yaml").read_text())["date"] \
+    assert "legacy entry legacy-miordm-20 covers the same experiment" in out
+    assert yaml.safe_load((store / "miordm" / "miordm-20.yaml").read_text())["date"] \
         == "2026-12-02"
 
 

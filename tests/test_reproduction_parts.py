@@ -79,7 +79,7 @@ def test_keep_then_restore_reruns_only_what_is_missing(copy):
     listing = yaml.safe_load((part / "parts.yaml").read_text())
     assert sorted(listing["files"]) == RUNS and listing["cpu_seconds"] > 0
     assert all((part / "benchmarks" / r).with_suffix(".tsv").is_file() for r in RUNS)
-    index = pages(archive_dir=copy / "resources" / "reproductions")["index.md"]       # the status page says so
+    index = pages(archive_dir=copy / "resources" / "reproductions")["index.md"]   # lists it
     assert f"| midr | `{EXP}` | 2 of 2 |" in index
 
     forget_runs(copy)                                    # a later session: a fresh results/

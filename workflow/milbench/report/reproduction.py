@@ -159,8 +159,10 @@ def reproduction_table(summary: pd.DataFrame, experiment: str, reproduction_map=
             row["status"] = "not run"
             continue
         if len(cand) > 1:
+            names = [f"{r.dataset}/{r.method}" for r in cand.itertuples()]
+            more = f"; and {len(names) - 5} more" if len(names) > 6 else ""
             row["status"] = (f"ambiguous: {len(cand)} runs match ("
-                             + "; ".join(f"{r.dataset}/{r.method}" for r in cand.itertuples())
+                             + "; ".join(names[:5] if more else names) + more
                              + "); add the paper label to reproduction_map")
             continue
         c = cand.iloc[0]
