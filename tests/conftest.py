@@ -1,5 +1,6 @@
 import http.server
 import os
+import shutil
 import threading
 from functools import partial
 from pathlib import Path
@@ -22,6 +23,17 @@ def tiny_config():
         "selectors": [{"name": "none"}],
         "classifiers": [{"name": "milr", "C": 1.0}, {"name": "mi-simple"}],
     }}}
+
+
+def copy_workflow(root):
+    """A copy of the workflow (Snakefile, workflow/, resources/, config/, envs/) in ``root``,
+    whose library a test may edit; returns ``root``."""
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copy(REPO / "Snakefile", root / "Snakefile")
+    for d in ("workflow", "resources", "config", "envs"):
+        if (REPO / d).exists():
+            shutil.copytree(REPO / d, root / d, ignore=ignore)
+    return root
 
 
 @pytest.fixture(scope="session")

@@ -198,3 +198,27 @@ def test_config_reference_is_valid_and_gives_every_default():
     problems = []
     check_defaults(schema(), doc, "", text, problems)
     assert not problems, "\n".join(problems)
+
+
+PLANS = REPO / "resources" / "plans"
+
+
+@pytest.mark.parametrize("plan", sorted(PLANS.glob("*.csv")), ids=lambda p: p.stem)
+def test_budget_table_comes_from_the_stored_plan(plan):
+    """docs/performance.md's budget row of a config is the plan kept in resources/plans/
+    (``python -m milbench.experiment.plan config/paper/<name>.yaml --csv``): its estimated CPU
+    is the families' CPU plus the jobs' start and workflow overhead (within 5 %), and each
+    experiment named in the row with its hours is the plan's."""
+    import pandas as pd
+
+    families = pd.read_csv(plan)
+    text = (REPO / "docs" / "performance.md").read_text()
+    row = next(x for x in text.splitlines() if x.startswith(f"| {plan.stem} |"))
+    cells = row.split(" | ")
+    est = float(re.match(r"([\d.,]+) CPU-h", cells[2]).group(1).replace(",", ""))
+    fams = families["cpu"].sum() / 3600
+    assert fams <= est <= 1.05 * fams, (row, fams)
+    for exp, hours in re.findall(r"`?([a-z][\w-]+)`? ([\d.]+) h\b", cells[4]):
+        if exp in set(families["experiment"]):
+            got = families.loc[families["experiment"] == exp, "cpu"].sum() / 3600
+            assert abs(float(hours) - got) <= max(0.05, 0.05 * got), (exp, hours, got)

@@ -14,7 +14,7 @@ import sys
 import pytest
 import yaml
 
-from conftest import REPO, tiny_config
+from conftest import copy_workflow, tiny_config
 from milbench.report.reproduction_docs import pages
 
 EXP = "midr-parts"          # a name the midr targets claim (parts live under a paper)
@@ -53,11 +53,7 @@ def forget_runs(copy):
 
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory):
-    root = tmp_path_factory.mktemp("repo-copy")
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copy(REPO / "Snakefile", root / "Snakefile")
-    for d in ("workflow", "resources", "config", "envs"):
-        shutil.copytree(REPO / d, root / d, ignore=ignore)
+    root = copy_workflow(tmp_path_factory.mktemp("repo-copy"))
     exp = tiny_config()["experiments"]["tiny"]
     exp["classifiers"][0] = {"name": "milr", "tune": {"C": [0.1, 1.0]}}
     exp["inner_folds"] = 2

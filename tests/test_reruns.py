@@ -9,7 +9,6 @@ modules can be edited safely: one tiny real run, then dry runs only.
 import contextlib
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +18,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from conftest import REPO, tiny_config
+from conftest import copy_workflow, tiny_config
 
 TARGET = "results/tiny/scores.parquet"
 
@@ -42,12 +41,7 @@ def planned_runs(out):
 
 @pytest.fixture(scope="module")
 def copy(tmp_path_factory):
-    root = tmp_path_factory.mktemp("repo-copy")
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copy(REPO / "Snakefile", root / "Snakefile")
-    for d in ("workflow", "resources", "config", "envs"):
-        if (REPO / d).exists():
-            shutil.copytree(REPO / d, root / d, ignore=ignore)
+    root = copy_workflow(tmp_path_factory.mktemp("repo-copy"))
     cfg = tiny_config()
     cfg["experiments"]["tiny"]["classifiers"].append({"name": "citation-knn"})
     (root / "tiny.yaml").write_text(yaml.safe_dump(cfg))

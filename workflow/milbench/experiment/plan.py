@@ -34,8 +34,10 @@ the lowest and the highest, then balanced random (every value equally often) -- 
 * a tuned draw fits and scores grid points as GridSearchCV does on one inner fold (the first
   split of the inner CV the workflow runs on that cell; the pipeline's selector cache
   included), one after another in one process, in groups (:func:`tuned_groups`): an inner
-  fold is ``first group + (groups - 1) x mean of the others``, so what the grid shares
-  in-process (kernel caches) is counted once; a cell is ``inner_folds`` x that, plus the
+  fold is the centre and corner groups as timed plus ``(groups - 3) x mean of the random
+  ones`` (a later draw: ``first group + (groups - 1) x mean of the others``), so what the grid
+  shares in-process (kernel caches) is counted once and a costly corner weighs as one point
+  of the grid, not as a third of the sample; a cell is ``inner_folds`` x that, plus the
   refit on the cell's training bags and the test bags' scores (timed at the first point);
 * a HyDR-MI draw times fitness evaluations of chromosomes spread evenly over the (surrogate)
   GA runs that count the evaluations, through the evaluator HyDR-MI uses (the classifier's fast
@@ -215,6 +217,12 @@ def count_experiment(name, exp, max_threads):
 # ------------------------------------------------------------------------------------------
 # sampling design
 # ------------------------------------------------------------------------------------------
+def anchors(sizes):
+    """The centre, the lowest and the highest corner of a grid of ``sizes`` (distinct ones)."""
+    return list(dict.fromkeys([tuple(s // 2 for s in sizes), tuple(0 for _ in sizes),
+                               tuple(s - 1 for s in sizes)]))
+
+
 def design(sizes, n, rng, corners=True):
     """Up to ``n`` distinct index tuples over a grid of ``sizes``: all of it when it is that
     small, else (``corners``) the centre, the lowest and the highest corner, then balanced random
@@ -223,10 +231,7 @@ def design(sizes, n, rng, corners=True):
     total = math.prod(sizes) if sizes else 1
     if total <= n:
         return list(itertools.product(*(range(s) for s in sizes)))
-    out = []
-    if corners:
-        out = list(dict.fromkeys([tuple(s // 2 for s in sizes), tuple(0 for _ in sizes),
-                                  tuple(s - 1 for s in sizes)]))[:n]
+    out = anchors(sizes)[:n] if corners else []
     k = 4 * n
     cols = [[int(v) for v in np.concatenate([rng.permutation(s) for _ in range(k // s + 1)])[:k]]
             for s in sizes]
@@ -309,8 +314,9 @@ def _inner_split(ctx, cell, n_folds):
 def _draw_tuned(ctx, task):
     """Grid points fitted and scored as GridSearchCV does on one inner fold (the pipeline's
     selector cache included), in groups: with the cache, one group is a selector setting with
-    every classifier setting; else one point.  Fold = first group + (groups - 1) x the mean of
-    the others (what the grid shares in-process is counted once)."""
+    every classifier setting; else one point.  Fold = the groups that stand for themselves
+    (``n_fixed``: the centre and corners) as timed + the other groups of the grid x the mean of
+    the random ones (what the grid shares in-process is counted once)."""
     m, exp = task["method"], ctx["exp"]
     K = exp["inner_folds"]
     stage_cpu = None
@@ -354,9 +360,12 @@ def _draw_tuned(ctx, task):
         pipe.decision_function(test)
         pipe.predict(test)
         refit = time.process_time() - t
-    n = task["n_groups"]
-    rest = sum(groups[1:]) / len(groups[1:]) if len(groups) > 1 else groups[0]
-    fold = groups[0] + (n - 1) * rest
+    n, fixed = task["n_groups"], task["n_fixed"]
+    if len(groups) > fixed:     # the centre and corners stand for themselves, random ones the rest
+        fold = sum(groups[:fixed]) + (n - fixed) * sum(groups[fixed:]) / len(groups[fixed:])
+    else:
+        rest = sum(groups[1:]) / len(groups[1:]) if len(groups) > 1 else groups[0]
+        fold = groups[0] + (n - 1) * rest
     return {"cell_cpu": K * fold + refit, "fits": fits, "points_done": len(fits),
             "stage_cpu": stage_cpu}
 
@@ -547,7 +556,10 @@ def tuned_groups(method, points, rng, first=True):
     classifier settings (``shares_selector_fits``: the pipeline's joblib cache, or the
     selector's own in-process reuse, as MIDR's) a group is one selector setting with every
     classifier setting (``points`` selector settings, default sqrt of the selector grid, 4-16);
-    else a group is one grid point (``points`` of them, default sqrt(|grid|), 4-16).  Reuse
+    else a group is one grid point (``points`` of them, default sqrt(|grid|), 4-16).  Also the
+    number of leading groups that stand for themselves in the estimate (the whole grid when it
+    is timed whole; the centre and the corners of a first draw; else the first group, which
+    carries the grid's one-time costs): the random groups after them stand for the rest.  Reuse
     across selector settings (MIDR's C1 >= C2 points, one fit per C2) is not modelled: each
     group is counted as fitted afresh, so such an estimate is high."""
     dims = tune_dims(method)
@@ -560,10 +572,12 @@ def tuned_groups(method, points, rng, first=True):
     n = points or min(16, max(4, math.ceil(math.sqrt(n_groups))))
     rest = list(itertools.product(*(range(len(v)) for *_, v in cdims)))
     groups = []
-    for s in design([len(v) for *_, v in sdims], n, rng, corners=first):
+    sizes = [len(v) for *_, v in sdims]
+    for s in design(sizes, n, rng, corners=first):
         groups.append([tuple(((st, k), v[j]) for (st, k, v), j in zip(sdims + cdims, s + c))
                        for c in rest])
-    return groups, n_groups
+    fixed = len(groups) if n_groups <= n else len(anchors(sizes)) if first else 1
+    return groups, n_groups, min(fixed, len(groups))
 
 
 def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=4,
@@ -653,7 +667,7 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=
             task["stage_state"] = stage_states.get(skey)
         if fam["kind"] == "tuned":
             task["stage_known"] = skey[:3] in stage_cpu
-            task["groups"], task["n_groups"] = tuned_groups(
+            task["groups"], task["n_groups"], task["n_fixed"] = tuned_groups(
                 m, points, np.random.default_rng([seed, fam["_index"], i]), first=(i == 0))
         if fam["kind"] == "hydr":
             p = hydr_settings(m["selector"])

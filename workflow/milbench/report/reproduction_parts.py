@@ -20,6 +20,7 @@ reproduction.csv; ``keep`` then drops the parts (``--drop``).
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 import shutil
 from pathlib import Path
@@ -32,6 +33,7 @@ from milbench.experiment.codehash import JOB_DIGEST, job_digest, method_code
 from milbench.experiment.config import load_config, method_settings
 from milbench.experiment.grid import expand_methods
 from milbench.experiment.stages import shared_stages
+from milbench.registry import add_code_dirs
 from milbench.report.reproduction_archive import ARCHIVE_DIR, ArchiveError, cpu_seconds
 from milbench.report.targets import paper_key
 
@@ -53,7 +55,7 @@ def file_digest(path):
     """The job digest a method file carries (None for a file written before digests)."""
     meta = pq.read_schema(path).metadata or {}
     raw = meta.get(b"PANDAS_ATTRS")
-    return yaml.safe_load(raw.decode()).get(JOB_DIGEST) if raw else None
+    return json.loads(raw).get(JOB_DIGEST) if raw else None
 
 
 def _expected(config, experiment):
@@ -62,6 +64,7 @@ def _expected(config, experiment):
     if experiment not in cfg["experiments"]:
         raise ArchiveError(f"{config}: no experiment {experiment!r} (it has "
                            f"{sorted(cfg['experiments'])})")
+    add_code_dirs(cfg["code"])      # users' own 'module:Class' methods, as the workflow does
     exp = cfg["experiments"][experiment]
     methods = {(m["selector_id"], m["classifier_id"]): m for m in expand_methods(exp)}
     stage_of, _ = shared_stages(methods)
