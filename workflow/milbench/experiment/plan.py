@@ -612,7 +612,10 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=
                        "_index": len(fams)}
                 f, how = fits_per_cell(methods[0], exp)
                 fam["fits_per_cell"], fam["fits_how"] = f, how
-                fam["_methods"], fam["_exp"], fam["_keys"] = methods, exp, keys
+                # cells by fold, then repeat: the design's middle cell is then a middle
+                # fold, i.e. a middle training ratio of a ratio protocol (its folds)
+                fam["_methods"], fam["_exp"] = methods, exp
+                fam["_keys"] = sorted(keys, key=lambda k: (k[1], k[0]))
                 fam["_design"] = design([len(methods), len(keys)], max_draws, rng)
                 e["families"].append(fam)
                 fams.append(fam)
