@@ -210,3 +210,20 @@ def test_command_end_to_end_on_real_data(tmp_path, shared_data):
     assert out["cpu"] > 0 and not out["lower"] and out["wall"] >= out["cpu"] / 4
     assert "data musk1: 92 bags" in res.stderr and "TOTAL est. CPU" in res.stderr
     assert (tmp_path / "plan.csv").read_text().count("\n") == 3
+
+
+def test_first_draw_is_at_a_middle_training_ratio_and_corners_count_once():
+    """A ratio protocol's folds are its training ratios: a family's first draw (the design's
+    centre) is at the middle ratio, its corners at the smallest and the largest; and a tuned
+    first draw's estimate counts its centre and corners as one grid point each."""
+    keys = P.cell_order(fold_keys({"kind": "ratio", "train_ratios": [0.1, 0.2, 0.3, 0.4, 0.5,
+                                                                      0.6, 0.7],
+                                   "repeats": 30, "seed": 0}))
+    first, low, high = (keys[j][1] for _, j in
+                        P.design([1, len(keys)], 3, np.random.default_rng(0)))
+    assert (first, low, high) == (3, 0, 6)
+    method = {"selector": {"name": "none"},
+              "classifier": {"name": "milr", "tune": {"C": [0.01, 0.1, 1.0, 10.0, 100.0]}}}
+    groups, n_groups, fixed = P.tuned_groups(method, 4, np.random.default_rng(0))
+    assert (n_groups, fixed, len(groups)) == (5, 3, 4)
+    assert P.tuned_groups(method, 4, np.random.default_rng(0), first=False)[2] == 1

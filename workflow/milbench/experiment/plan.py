@@ -223,6 +223,13 @@ def anchors(sizes):
                                tuple(s - 1 for s in sizes)]))
 
 
+def cell_order(keys):
+    """A protocol's (repeat, fold) cells by fold, then repeat: the middle of the list (a first
+    draw's cell) is a middle fold, i.e. a middle training ratio of a ratio protocol, whose
+    folds are its ratios; its ends are the smallest and the largest."""
+    return sorted(keys, key=lambda k: (k[1], k[0]))
+
+
 def design(sizes, n, rng, corners=True):
     """Up to ``n`` distinct index tuples over a grid of ``sizes``: all of it when it is that
     small, else (``corners``) the centre, the lowest and the highest corner, then balanced random
@@ -612,10 +619,7 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=
                        "_index": len(fams)}
                 f, how = fits_per_cell(methods[0], exp)
                 fam["fits_per_cell"], fam["fits_how"] = f, how
-                # cells by fold, then repeat: the design's middle cell is then a middle
-                # fold, i.e. a middle training ratio of a ratio protocol (its folds)
-                fam["_methods"], fam["_exp"] = methods, exp
-                fam["_keys"] = sorted(keys, key=lambda k: (k[1], k[0]))
+                fam["_methods"], fam["_exp"], fam["_keys"] = methods, exp, cell_order(keys)
                 fam["_design"] = design([len(methods), len(keys)], max_draws, rng)
                 e["families"].append(fam)
                 fams.append(fam)
