@@ -154,4 +154,3 @@ def test_each_worker_caches_at_most_half_its_share_of_the_job_memory(monkeypatch
     finally:
         CACHE.max_bytes = was
     assert set(out.values()) == {min(DEFAULT_MAX_BYTES, 2**30 // (2 * threads))}
-

@@ -583,8 +583,13 @@ def tuned_groups(method, points, rng, first=True):
     for s in design(sizes, n, rng, corners=first):
         groups.append([tuple(((st, k), v[j]) for (st, k, v), j in zip(sdims + cdims, s + c))
                        for c in rest])
-    fixed = len(groups) if n_groups <= n else len(anchors(sizes)) if first else 1
-    return groups, n_groups, min(fixed, len(groups))
+    if n_groups <= n:       # the whole grid is timed
+        fixed = len(groups)
+    elif first:             # the centre and the corners
+        fixed = min(len(anchors(sizes)), len(groups))
+    else:                   # the first group carries the grid's one-time costs
+        fixed = 1
+    return groups, n_groups, fixed
 
 
 def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=4,

@@ -98,10 +98,11 @@ def keep(results_dir, config, archive_dir=ARCHIVE_DIR, drop=False):
         src, tsv = results_dir / rel, (bench / rel).with_suffix(".tsv")
         if not src.is_file():
             continue
+        had = file_digest(src)
         if not tsv.is_file():
             skipped[rel] = "its job has not finished (no benchmark file)"
-        elif file_digest(src) != digest:
-            skipped[rel] = ("written before job digests" if file_digest(src) is None else
+        elif had != digest:
+            skipped[rel] = ("written before job digests" if had is None else
                             "computed from other settings or code than the config's now")
         else:
             for a, b in ((src, folder / rel),
