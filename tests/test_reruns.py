@@ -19,6 +19,8 @@ import pytest
 import yaml
 
 from conftest import copy_workflow, tiny_config
+from milbench.experiment.finished_cells import FinishedCells, attempt_key, cells_folder
+from milbench.report.reproduction_parts import file_digest
 
 TARGET = "results/tiny/scores.parquet"
 
@@ -127,3 +129,28 @@ def test_killed_run_resumes_to_the_same_scores(copy, tmp_path):
     pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / TARGET).drop(columns=timing),
                                   pd.read_parquet(copy / TARGET).drop(columns=timing))
 
+
+
+def test_stopped_method_job_resumes_from_its_finished_cells(copy):
+    """A method job's first cell kept by an attempt that did not finish (planted here: the
+    first of MILR's two cells, marked by its CPU figure) is read back by the next attempt, which
+    runs only the second cell and removes the kept cells once the method file is written."""
+    runs = copy / "results/tiny/runs/musk1/none"
+    method_file = next(runs.glob("milr.*.parquet"))
+    rows = pd.read_parquet(method_file)
+    inputs = [copy / "results/bags/musk1/meta.json", copy / "results/tiny/folds/musk1.parquet"]
+    finished = FinishedCells(cells_folder(method_file),
+                             attempt_key(file_digest(method_file), inputs))
+    first = rows.iloc[:1].assign(fit_cpu_seconds=1234.5)
+    finished.save((int(first.repeat.iloc[0]), int(first.fold.iloc[0])), first)
+    method_file.unlink()
+    (copy / TARGET).unlink()        # Snakemake remakes a missing method file its target needs
+    smk(copy, "--cores", "1")
+    log = copy / "results/logs/tiny/runs/musk1/none" / f"{method_file.stem}.log"
+    assert "1 of 2 cells finished by an earlier attempt of this job" in log.read_text()
+    again = pd.read_parquet(method_file)
+    assert again.fit_cpu_seconds.iloc[0] == 1234.5 and again.fit_cpu_seconds.iloc[1] < 1234.5
+    timing = ["fit_seconds", "fit_cpu_seconds", "predict_seconds", "predict_cpu_seconds"]
+    pd.testing.assert_frame_equal(again.drop(columns=timing), rows.drop(columns=timing))
+    assert not cells_folder(method_file).exists()
+    assert "Nothing to be done" in smk(copy, "-n")

@@ -149,9 +149,13 @@ def _stop_and_resume(wd):
     try:
         uuid_t = _run_id(wd)
         out["terminated"], _ = _running_method(p, wd, uuid_t)
+        # held (SIGSTOP) first: a method job of seconds could otherwise complete between the
+        # SIGTERM and the cancel, and there would be nothing left to cancel
+        subprocess.run(["scontrol", "suspend", out["terminated"]], check=True, timeout=60)
         t = time.perf_counter()
         os.killpg(p.pid, signal.SIGTERM)   # the process group: SIGTERM reaches Snakemake twice
-        while _squeue(uuid_t).get(out["terminated"]) == "RUNNING" and time.perf_counter() - t < 60:
+        while (_squeue(uuid_t).get(out["terminated"]) in ("RUNNING", "SUSPENDED")
+               and time.perf_counter() - t < 60):
             time.sleep(0.2)
         out["cancel_wall"] = time.perf_counter() - t
         out["rc_t"] = p.wait(timeout=240)

@@ -5,6 +5,7 @@ import pandas as pd
 
 from milbench.data.store import read_bags
 from milbench.experiment.codehash import JOB_DIGEST, job_digest
+from milbench.experiment.finished_cells import FinishedCells, attempt_key, cells_folder
 from milbench.experiment.runner import run_method
 from milbench.experiment.scoring import method_warnings
 from milbench.experiment.stages import frame_to_stages
@@ -15,14 +16,20 @@ log = setup(snakemake)  # noqa: F821 - injected by Snakemake
 add_code_dirs(snakemake.config["code"])
 wc, p = snakemake.wildcards, snakemake.params
 stage = snakemake.input.stage
+# what the rows are computed from: names the finished cells of a stopped attempt, and marks the
+# method file for a run kept in parts (milbench.report.reproduction_parts)
+digest = job_digest(p.method, p.experiment_cfg, p.cells, p.code)
+finished = FinishedCells(cells_folder(snakemake.output[0]),
+                         attempt_key(digest, [snakemake.input.bags, snakemake.input.folds, *stage]))
 rows = run_method(read_bags(Path(snakemake.input.bags).parent),
                   pd.read_parquet(snakemake.input.folds), p.method, p.experiment_cfg,
                   experiment=wc.experiment, dataset=wc.dataset, cells=[tuple(c) for c in p.cells],
                   threads=snakemake.threads, cell_threads=p.cell_threads, log=log,
-                  stages=frame_to_stages(pd.read_parquet(stage[0])) if stage else None)
-# what the rows were computed from, for a run kept in parts (milbench.report.reproduction_parts)
-rows.attrs[JOB_DIGEST] = job_digest(p.method, p.experiment_cfg, p.cells, p.code)
+                  stages=frame_to_stages(pd.read_parquet(stage[0])) if stage else None,
+                  finished=finished)
+rows.attrs[JOB_DIGEST] = digest
 rows.to_parquet(snakemake.output[0], index=False)
+finished.clear()
 # per-seed rows (HyDR-MI combine: per-seed) share their cell's selector fit: CPU counted once
 log.info("%d cells: accuracy %.4f, balanced accuracy %.4f, auroc %.4f, fit %.1f s CPU in all "
          "(%d rows)", len(p.cells), rows.accuracy.mean(), rows.balanced_accuracy.mean(),

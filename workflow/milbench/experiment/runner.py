@@ -125,12 +125,20 @@ def _run_one(cell):
     return cell, row, time.process_time() - t0, None
 
 
-def map_cells(fn, args, cells, *, threads=1, cell_threads=1, what="", log=None, **kwargs):
+def map_cells(fn, args, cells, *, threads=1, cell_threads=1, what="", log=None, finished=None,
+              **kwargs):
     """``{cell: fn(*args, cell, **kwargs)}`` for every (repeat, fold) cell, over ``threads``
     forked workers (in this process when ``threads`` is 1 or there is one cell). Logs each
     finished cell ("cell 17/50 r3_f6 0.42 s"); the first failure stops the job with a
-    :class:`CellError` naming ``what`` and the cell (its traceback goes to the log)."""
+    :class:`CellError` naming ``what`` and the cell (its traceback goes to the log).
+    ``finished``: a :class:`~milbench.experiment.finished_cells.FinishedCells` whose cells are
+    taken as they are and which keeps each cell run here as it finishes."""
     log = log or logging.getLogger("milbench.experiment.runner")
+    out = {} if finished is None else finished.load(cells)
+    if out:
+        log.info("%d of %d cells finished by an earlier attempt of this job (%s): kept, "
+                 "not run again", len(out), len(cells), finished.path)
+    n_all, cells = len(cells), [c for c in cells if c not in out]
     n = len(cells)
     workers = max(1, min(int(threads), n))
     job = {"fn": fn, "args": args, "kwargs": kwargs, "cell_threads": cell_threads,
@@ -147,7 +155,6 @@ def map_cells(fn, args, cells, *, threads=1, cell_threads=1, what="", log=None, 
         pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
                                    initargs=(job,))
         results = (f.result() for f in as_completed([pool.submit(_run_one, c) for c in cells]))
-    out = {}
     t0 = time.perf_counter()
     try:
         for done, (cell, value, info, tb) in enumerate(results, 1):
@@ -157,14 +164,16 @@ def map_cells(fn, args, cells, *, threads=1, cell_threads=1, what="", log=None, 
                 raise CellError(f"{what}: cell {name} (repeat {cell[0]}, fold {cell[1]}) "
                                 f"failed: {info}")
             out[cell] = value
-            log.info("cell %d/%d %s %.2f s CPU (%.0f s elapsed)", done, n, name, info,
-                     time.perf_counter() - t0)
+            if finished is not None:
+                finished.save(cell, value)
+            log.info("cell %d/%d %s %.2f s CPU (%.0f s elapsed)", done + n_all - n, n_all, name,
+                     info, time.perf_counter() - t0)
     except BrokenProcessPool as exc:   # a worker was killed (out of memory, signal)
-        raise CellError(f"{what}: a worker died after {len(out)} of {n} cells (killed: out of "
-                        f"memory? raise mem_mb or lower threads): {exc}") from exc
+        raise CellError(f"{what}: a worker died after {len(out)} of {n_all} cells (killed: out "
+                        f"of memory? raise mem_mb or lower threads): {exc}") from exc
     finally:
         if pool is not None:
-            if len(out) < n:   # stopped by a failure: do not wait for the cells still running
+            if len(out) < n_all:   # stopped by a failure: do not wait for the cells still running
                 for proc in list((pool._processes or {}).values()):
                     proc.terminate()
             pool.shutdown(wait=True, cancel_futures=True)
@@ -181,13 +190,15 @@ def _method_cell(bags, folds, method, settings, stages, cell, *, experiment, dat
 
 
 def run_method(bags, folds, method, settings, *, experiment, dataset, cells, threads=1,
-               cell_threads=1, stages=None, log=None):
+               cell_threads=1, stages=None, log=None, finished=None):
     """Every cell of one method -> its rows, ordered by (repeat, fold) whatever the threads.
-    ``stages``: {(repeat, fold): state} of the selector's stored fold stage, or None."""
+    ``stages``: {(repeat, fold): state} of the selector's stored fold stage, or None;
+    ``finished``: the job's :class:`~milbench.experiment.finished_cells.FinishedCells`."""
     what = f"{experiment}/{dataset} {label(method['selector'])} + {label(method['classifier'])}"
     rows = map_cells(_method_cell, (bags, folds, method, settings, stages), list(cells),
                      threads=threads, cell_threads=cell_threads, what=what, log=log,
-                     experiment=experiment, dataset=dataset, n_jobs=cell_threads)
+                     finished=finished, experiment=experiment, dataset=dataset,
+                     n_jobs=cell_threads)
     return pd.concat([rows[c] for c in sorted(rows)], ignore_index=True)
 
 
