@@ -11,16 +11,20 @@ import shutil
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 import yaml
 
 from conftest import copy_workflow, tiny_config
+from milbench.experiment.finished_cells import FinishedCells, attempt_key, cells_folder
 from milbench.report.reproduction_docs import pages
+from milbench.report.reproduction_parts import file_digest
 
 EXP = "midr-parts"          # a name the midr targets claim (parts live under a paper)
 TARGET = f"results/{EXP}/scores.parquet"
 KEPT = f"resources/reproductions/midr/parts/{EXP}"   # the copy's archive (its default)
 RUNS = [f"runs/musk1/none/{c}.parquet" for c in ("mi-simple", "milr.b283fe13")]
+TIMING = ["fit_seconds", "fit_cpu_seconds", "predict_seconds", "predict_cpu_seconds"]
 
 
 def smk(copy, *args, config="parts.yaml"):
@@ -122,3 +126,38 @@ def test_restore_waits_for_the_inputs_and_keep_for_finished_jobs(copy):
     assert "1 method files kept, 1 not" in out and "has not finished" in out, out
     rc, out = cli(copy, "keep", f"results/{EXP}", "--drop")
     assert rc == 0 and not (copy / KEPT).exists()
+
+
+def test_finished_cells_of_an_unfinished_job_are_kept_and_restored(copy):
+    """A job stopped after its first cell (planted: MILR's first cell, marked by its CPU
+    figure): `keep` keeps that cell, `restore` puts it back, the next run computes only the
+    other cell; once the job has finished, `keep` replaces the cells by its method file."""
+    forget_runs(copy)
+    smk(copy, "--cores", "2", "--quiet=rules")
+    runs = copy / "results" / EXP
+    method_file = runs / RUNS[1]
+    rows = pd.read_parquet(method_file)
+    inputs = [copy / "results/bags/musk1/meta.json", runs / "folds/musk1.parquet"]
+    FinishedCells(cells_folder(method_file), attempt_key(file_digest(method_file), inputs)).save(
+        (0, 0), rows.iloc[:1].assign(fit_cpu_seconds=1234.5))
+    method_file.unlink()
+    (copy / "results" / "benchmarks" / EXP / RUNS[1]).with_suffix(".tsv").unlink()
+    rc, out = cli(copy, "keep", f"results/{EXP}")
+    assert rc == 0 and f"kept 1 finished cells of the unfinished job of {RUNS[1]}" in out, out
+    listing = yaml.safe_load((copy / KEPT / "parts.yaml").read_text())
+    assert listing["cells"][RUNS[1]]["cells"] == 1
+    assert listing["cells"][RUNS[1]]["cpu_seconds"] >= 1234.5
+    index = pages(archive_dir=copy / "resources" / "reproductions")["index.md"]
+    assert f"| midr | `{EXP}` | 1 of 2 | 1 of `milr.b283fe13` |" in index
+
+    forget_runs(copy)
+    rc, out = cli(copy, "restore", EXP)
+    assert f"restored 1 finished cells of the unfinished job of {RUNS[1]}" in out, out
+    smk(copy, "--cores", "1", "--quiet=rules")
+    again = pd.read_parquet(method_file)
+    assert again.fit_cpu_seconds.iloc[0] == 1234.5 and again.fit_cpu_seconds.iloc[1] < 1234.5
+    pd.testing.assert_frame_equal(again.drop(columns=TIMING), rows.drop(columns=TIMING))
+    rc, out = cli(copy, "keep", f"results/{EXP}")
+    assert "2 method files kept, 0 not" in out, out
+    assert "cells" not in yaml.safe_load((copy / KEPT / "parts.yaml").read_text())
+    assert not (copy / KEPT / "cells" / RUNS[1]).with_name(method_file.name + ".cells").exists()

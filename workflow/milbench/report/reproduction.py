@@ -236,19 +236,22 @@ def _dispatch(args):
         print(f"then: {reproduction_docs.COMMAND}")
     elif args.command in ("keep", "restore"):
         if args.command == "keep":
-            done, skipped = reproduction_parts.keep(args.results, args.config, args.archive,
-                                                    drop=args.drop)
+            done, cells, skipped = reproduction_parts.keep(args.results, args.config,
+                                                           args.archive, drop=args.drop)
             verb = "kept"
         else:
-            done, skipped = reproduction_parts.restore(args.experiment, args.config,
-                                                       args.results, args.archive)
+            done, cells, skipped = reproduction_parts.restore(args.experiment, args.config,
+                                                              args.results, args.archive)
             verb = "restored"
         for rel in done:
             print(f"{verb} {rel}")
+        for rel, n in cells.items():
+            print(f"{verb} {n} finished cells of the unfinished job of {rel}")
         for rel, why in skipped.items():
             print(f"not {verb} {rel}: {why}")
         print("parts dropped" if getattr(args, "drop", False) else
-              f"{len(done)} method files {verb}, {len(skipped)} not")
+              f"{len(done)} method files {verb}, {len(skipped)} not"
+              + (f"; finished cells of {len(cells)} unfinished jobs {verb}" if cells else ""))
     else:
         for path in reproduction_docs.write_pages(args.out, args.targets, args.archive):
             print(path)

@@ -298,20 +298,34 @@ def pages(targets_dir=TARGETS_DIR, archive_dir=ARCHIVE_DIR) -> dict:
              "kept.", ""]
     lines += _table(["paper", "text", "met / judged", "FULL", "REDUCED", "LEGACY", "not run",
                      "claims with a finding", "runs"], index)
-    parts = [[paper, f"`{exp}`", f"{len(p['files'])} of {p['method_files']}",
-              f"{(p['cpu_seconds'] or 0) / 3600:.1f}", str(p["date"]), f"`{p['config']}`"]
+    parts = [[paper, f"`{exp}`", f"{len(p['files'])} of {p['method_files']}", _kept_cells(p),
+              f"{_kept_cpu(p) / 3600:.1f}", str(p["date"]), f"`{p['config']}`"]
              for paper in sorted(EXPERIMENTS) for exp, p in kept_parts(paper, archive_dir).items()]
     if parts:
-        lines += ["", "Runs kept in parts (finished method files, not yet a reproduction "
-                  "table; `restore` them, then run the rest):", ""]
-        lines += _table(["paper", "experiment", "method files kept", "their CPU-h", "kept on",
-                         "config"], parts)
+        lines += ["", "Runs kept in parts (finished method files, and the finished cells of "
+                  "unfinished method jobs; not yet a reproduction table: `restore` them, then "
+                  "run the rest):", ""]
+        lines += _table(["paper", "experiment", "method files kept", "cells of unfinished jobs",
+                         "their CPU-h", "kept on", "config"], parts)
     lines += ["", "Baselines checked against other publications (not targets of the five "
               "papers) are pinned, with the published figures, by tests: the set kernel "
               "(`tests/test_set_kernel.py`), EM-DD (`tests/test_diverse_density.py`), mi-SVM, "
               "MI-SVM, the MI kernel and Citation-kNN (`tests/test_zoo_realdata.py`)."]
     out["index.md"] = "\n".join(lines) + "\n"
     return out
+
+
+def _kept_cells(listing):
+    cells = listing.get("cells", {})
+    return (", ".join(f"{c['cells']} of `{Path(rel).stem}`" for rel, c in cells.items())
+            if cells else _DASH)
+
+
+def _kept_cpu(listing):
+    """CPU seconds of what a part folder keeps: its method jobs' benchmarks and, for the cells
+    of unfinished jobs, their rows' fit + predict CPU."""
+    return ((listing["cpu_seconds"] or 0)
+            + sum(c["cpu_seconds"] for c in listing.get("cells", {}).values()))
 
 
 def write_pages(out_dir=DOCS_DIR, targets_dir=TARGETS_DIR, archive_dir=ARCHIVE_DIR) -> list:

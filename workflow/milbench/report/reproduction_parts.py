@@ -14,6 +14,12 @@ bag store, the folds, a shared fold stage): Snakemake reruns an output older tha
     python -m milbench.report.reproduction keep results/<experiment> --config <file>
     python -m milbench.report.reproduction restore <experiment> --config <file>
 
+A method job that had not finished when the session ended leaves its finished cells
+(:mod:`milbench.experiment.finished_cells`); ``keep`` keeps those too (``cells/`` in the part
+folder, listed under ``cells:``) when their job digest is the config's and code's now, and
+``restore`` puts them back, so the job's next attempt runs only the cells it lacks (the attempt
+itself checks the rest of their key, the hash of its input files).
+
 Once the experiment has finished, :func:`~milbench.report.reproduction_archive.archive` keeps its
 reproduction.csv; ``keep`` then drops the parts (``--drop``).
 """
@@ -31,6 +37,7 @@ import yaml
 from milbench.data.folds import fold_keys
 from milbench.experiment.codehash import JOB_DIGEST, job_digest, method_code
 from milbench.experiment.config import load_config, method_settings
+from milbench.experiment.finished_cells import cells_folder
 from milbench.experiment.grid import expand_methods
 from milbench.experiment.stages import shared_stages
 from milbench.registry import add_code_dirs
@@ -79,24 +86,27 @@ def _expected(config, experiment):
 
 def keep(results_dir, config, archive_dir=ARCHIVE_DIR, drop=False):
     """Copy the finished method files of ``results_dir`` (``results/<experiment>``) whose
-    digest the config and code give now, with their benchmarks, into the part folder; returns
-    (kept, skipped: {file: why}).  ``drop``: remove the part folder instead (the experiment
-    has been archived whole)."""
+    digest the config and code give now, with their benchmarks, into the part folder, and the
+    finished cells of unfinished jobs; returns (kept files, {file: cells kept}, skipped: {file:
+    why}).  ``drop``: remove the part folder instead (the experiment has been archived whole)."""
     results_dir = Path(results_dir)
     experiment = results_dir.resolve().name
     folder = part_dir(experiment, archive_dir)
     if drop:
         shutil.rmtree(folder, ignore_errors=True)
-        return [], {}
+        return [], {}, {}
     expected = _expected(config, experiment)
     bench = results_dir.parent / "benchmarks" / experiment
     listing_path = folder / "parts.yaml"
     listing = yaml.safe_load(listing_path.read_text()) if listing_path.is_file() else {}
     files = dict(listing.get("files", {}))
-    kept, skipped = [], {}
+    cells = dict(listing.get("cells", {}))
+    kept, kept_cells, skipped = [], {}, {}
     for rel, (digest, _, _) in sorted(expected.items()):
         src, tsv = results_dir / rel, (bench / rel).with_suffix(".tsv")
         if not src.is_file():
+            if _keep_cells(results_dir, folder, rel, digest, cells):
+                kept_cells[rel] = cells[rel]["cells"]
             continue
         had = file_digest(src)
         if not tsv.is_file():
@@ -111,29 +121,55 @@ def keep(results_dir, config, archive_dir=ARCHIVE_DIR, drop=False):
                 shutil.copyfile(a, b)
             files[rel] = digest
             kept.append(rel)
-    if kept:
+            if cells.pop(rel, None):        # the job finished: its kept cells are in the file
+                shutil.rmtree(cells_folder(folder / "cells" / rel), ignore_errors=True)
+    if kept or kept_cells:
         listing = {"experiment": experiment, "config": str(config),
                    "date": str(dt.date.today()), "method_files": len(expected),
                    "cpu_seconds": cpu_seconds(folder / "benchmarks"),
                    "files": dict(sorted(files.items()))}
+        if cells:
+            listing["cells"] = dict(sorted(cells.items()))
         listing_path.write_text(yaml.safe_dump(listing, sort_keys=False, width=100))
-    return kept, skipped
+    return kept, kept_cells, skipped
+
+
+def _keep_cells(results_dir, folder, rel, digest, cells):
+    """Keep the finished cells of the unfinished job of ``rel`` (those of its attempt whose job
+    digest is ``digest``), replacing what was kept of it before; lists them in ``cells``.
+    Returns whether any were kept."""
+    attempts = [p for p in sorted(cells_folder(results_dir / rel).glob(f"{digest}-*"))
+                if any(p.glob("*.parquet"))]
+    if not attempts:
+        return False
+    src = max(attempts, key=lambda p: len(list(p.glob("*.parquet"))))
+    dst = cells_folder(folder / "cells" / rel)
+    shutil.rmtree(dst, ignore_errors=True)
+    shutil.copytree(src, dst / src.name, ignore=shutil.ignore_patterns(".*"))
+    n = len(list((dst / src.name).glob("*.parquet")))
+    cpu = sum(float(pq.read_table(f, columns=["fit_cpu_seconds", "predict_cpu_seconds"])
+                    .to_pandas().sum().sum()) for f in (dst / src.name).glob("*.parquet"))
+    cells[rel] = {"key": src.name, "cells": n, "cpu_seconds": round(cpu, 1)}
+    return True
 
 
 def restore(experiment, config, results="results", archive_dir=ARCHIVE_DIR):
     """Put the kept files of ``experiment`` whose digest the config and code give now back
-    into ``results`` (with their benchmarks, modified now), unless one is there already;
-    returns (restored, not restored: {file: why}).  Raises when a data set's inputs are
+    into ``results`` (with their benchmarks, modified now), unless one is there already, and
+    the kept cells of unfinished jobs; returns (restored files, {file: cells restored}, not
+    restored: {file: why}).  Raises when a data set's inputs are
     missing (the message names them and the command that builds them)."""
     folder = part_dir(experiment, archive_dir)
     listing_path = folder / "parts.yaml"
     if not listing_path.is_file():
-        return [], {}
-    files = yaml.safe_load(listing_path.read_text())["files"]
+        return [], {}, {}
+    listing = yaml.safe_load(listing_path.read_text())
+    files = listing["files"]
     expected = _expected(config, experiment)
     results = Path(results)
     out_dir = results / experiment
     todo, skipped = [], {}
+    restored_cells = _restore_cells(folder, out_dir, listing.get("cells", {}), expected, skipped)
     for rel, digest in files.items():
         if rel not in expected:
             skipped[rel] = "no longer a method of the config"
@@ -162,4 +198,23 @@ def restore(experiment, config, results="results", archive_dir=ARCHIVE_DIR):
             b.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(a, b)
             os.utime(b)
-    return todo, skipped
+    return todo, restored_cells, skipped
+
+
+def _restore_cells(folder, out_dir, cells, expected, skipped):
+    """Put back the kept cells of unfinished jobs whose job digest is the config's and code's
+    now (and whose method file is not in results/); returns {file: cells put back}."""
+    restored = {}
+    for rel, entry in cells.items():
+        key, dst = entry["key"], cells_folder(out_dir / rel) / entry["key"]
+        if rel not in expected:
+            skipped[f"{rel} ({entry['cells']} cells)"] = "no longer a method of the config"
+        elif not key.startswith(expected[rel][0] + "-"):
+            skipped[f"{rel} ({entry['cells']} cells)"] = ("its method, settings or code changed "
+                                                          "since they were kept: rerun")
+        elif (out_dir / rel).exists() or dst.exists():
+            skipped[f"{rel} ({entry['cells']} cells)"] = "already in results/"
+        else:
+            shutil.copytree(cells_folder(folder / "cells" / rel) / key, dst)
+            restored[rel] = entry["cells"]
+    return restored
