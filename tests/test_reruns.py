@@ -19,7 +19,12 @@ import pytest
 import yaml
 
 from conftest import copy_workflow, tiny_config
-from milbench.experiment.finished_cells import FinishedCells, attempt_key, cells_folder
+from milbench.experiment.finished_cells import (
+    EARLIER_CPU,
+    FinishedCells,
+    attempt_key,
+    cells_folder,
+)
 from milbench.report.reproduction_parts import file_digest
 
 TARGET = "results/tiny/scores.parquet"
@@ -150,6 +155,7 @@ def test_stopped_method_job_resumes_from_its_finished_cells(copy):
     assert "1 of 2 cells finished by an earlier attempt of this job" in log.read_text()
     again = pd.read_parquet(method_file)
     assert again.fit_cpu_seconds.iloc[0] == 1234.5 and again.fit_cpu_seconds.iloc[1] < 1234.5
+    assert 1234.5 <= again.attrs[EARLIER_CPU] < 1240      # the kept cell's CPU, not benchmarked
     timing = ["fit_seconds", "fit_cpu_seconds", "predict_seconds", "predict_cpu_seconds"]
     pd.testing.assert_frame_equal(again.drop(columns=timing), rows.drop(columns=timing))
     assert not cells_folder(method_file).exists()

@@ -22,7 +22,12 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["FinishedCells", "attempt_key", "cells_folder"]
+__all__ = ["EARLIER_CPU", "FinishedCells", "attempt_key", "cells_folder"]
+
+#: key of a method file's ``DataFrame.attrs`` (kept in its Parquet metadata): the CPU seconds
+#: (fit + predict) of the cells its job took from earlier attempts, which the job's Snakemake
+#: benchmark, timing the last attempt only, does not count
+EARLIER_CPU = "milbench_earlier_attempts_cpu_seconds"
 
 
 def cells_folder(method_file):
@@ -47,6 +52,7 @@ class FinishedCells:
     def __init__(self, folder, key):
         self.folder = Path(folder)
         self.key = key
+        self.loaded = []        # the cells :meth:`load` found
 
     @property
     def path(self):
@@ -62,7 +68,9 @@ class FinishedCells:
             for other in self.folder.iterdir():
                 if other.name != self.key:
                     shutil.rmtree(other) if other.is_dir() else other.unlink()
-        return {c: pd.read_parquet(f) for c in cells if (f := self._file(c)).is_file()}
+        out = {c: pd.read_parquet(f) for c in cells if (f := self._file(c)).is_file()}
+        self.loaded = sorted(out)
+        return out
 
     def save(self, cell, rows):
         """Write one cell's rows (to a temporary name first: a kill leaves no half-written cell)."""

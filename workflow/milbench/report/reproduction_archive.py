@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import json
 import re
 import shlex
 import shutil
@@ -34,9 +35,11 @@ from pathlib import Path
 import jsonschema
 import numpy as np
 import pandas as pd
+import pyarrow.parquet as pq
 import yaml
 
 from milbench.experiment.config import chain_settings, load_config
+from milbench.experiment.finished_cells import EARLIER_CPU
 from milbench.report.targets import TABLE_COLUMNS, TARGET_KEY, paper_key, schema_error, yaml_lines
 
 __all__ = ["archive", "load_archive", "ArchiveError", "Run", "ARCHIVE_DIR", "REPO"]
@@ -218,11 +221,21 @@ def regenerate_command(config_rel, experiments, config_text, reduced=None):
     return " && ".join(steps)
 
 
-def cpu_seconds(folder):
+def file_attrs(path):
+    """The ``DataFrame.attrs`` a Parquet file keeps ({} for none)."""
+    raw = (pq.read_schema(path).metadata or {}).get(b"PANDAS_ATTRS")
+    return json.loads(raw) if raw else {}
+
+
+def cpu_seconds(folder, runs=None):
     """Sum of ``cpu_time`` over the Snakemake benchmark files under ``folder`` (an
     experiment's: ``results/benchmarks/<experiment>``, where the shared data chains are not
-    counted); None when there are none."""
+    counted), plus, for the method files under ``runs`` whose job took cells from earlier
+    attempts, those cells' CPU (:data:`~milbench.experiment.finished_cells.EARLIER_CPU`: the
+    benchmark times the last attempt only); None when there are no benchmarks."""
     total, seen = 0.0, False
+    for path in sorted(Path(runs).rglob("*.parquet")) if runs else ():
+        total += float(file_attrs(path).get(EARLIER_CPU, 0.0))
     for path in sorted(folder.rglob("*.tsv")):
         try:
             table = pd.read_csv(path, sep="\t")
@@ -264,7 +277,8 @@ def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=
     if why:
         meta["reduced"] = why
     meta.update(datasets=[str(d) for d in exp.get("datasets", [])],
-                cpu_seconds=cpu_seconds(results_dir.parent / "benchmarks" / experiment),
+                cpu_seconds=cpu_seconds(results_dir.parent / "benchmarks" / experiment,
+                                        results_dir / "runs"),
                 date=str(when),
                 command=regenerate_command(config_rel, experiment, text, reduced),
                 provenance=f"archived from results/{experiment}/reproduction.csv")

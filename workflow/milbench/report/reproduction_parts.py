@@ -26,7 +26,6 @@ reproduction.csv; ``keep`` then drops the parts (``--drop``).
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import shutil
 from pathlib import Path
@@ -41,7 +40,12 @@ from milbench.experiment.finished_cells import cells_folder
 from milbench.experiment.grid import expand_methods
 from milbench.experiment.stages import shared_stages
 from milbench.registry import add_code_dirs
-from milbench.report.reproduction_archive import ARCHIVE_DIR, ArchiveError, cpu_seconds
+from milbench.report.reproduction_archive import (
+    ARCHIVE_DIR,
+    ArchiveError,
+    cpu_seconds,
+    file_attrs,
+)
 from milbench.report.targets import paper_key
 
 __all__ = ["keep", "restore", "part_dir", "file_digest", "kept_parts"]
@@ -60,9 +64,7 @@ def kept_parts(paper, archive_dir=ARCHIVE_DIR):
 
 def file_digest(path):
     """The job digest a method file carries (None for a file written before digests)."""
-    meta = pq.read_schema(path).metadata or {}
-    raw = meta.get(b"PANDAS_ATTRS")
-    return json.loads(raw).get(JOB_DIGEST) if raw else None
+    return file_attrs(path).get(JOB_DIGEST)
 
 
 def _expected(config, experiment):
@@ -126,7 +128,7 @@ def keep(results_dir, config, archive_dir=ARCHIVE_DIR, drop=False):
     if kept or kept_cells:
         listing = {"experiment": experiment, "config": str(config),
                    "date": str(dt.date.today()), "method_files": len(expected),
-                   "cpu_seconds": cpu_seconds(folder / "benchmarks"),
+                   "cpu_seconds": cpu_seconds(folder / "benchmarks", folder / "runs"),
                    "files": dict(sorted(files.items()))}
         if cells:
             listing["cells"] = dict(sorted(cells.items()))
