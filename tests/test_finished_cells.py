@@ -78,6 +78,7 @@ def test_another_version_of_the_job_starts_afresh(tmp_path):
     assert folder.name == "m.parquet.cells"
     old = FinishedCells(folder, "old")
     old.save((0, 0), _fails_at(None, (0, 0)))
+    assert FinishedCells(folder, "new").stale() == [folder / "old"]
     assert FinishedCells(folder, "new").load(CELLS) == {}
     assert [p.name for p in folder.iterdir()] == []                 # the old attempt's cells gone
     FinishedCells(folder, "new").clear()

@@ -26,6 +26,9 @@ stage = snakemake.input.stage
 digest = job_digest(p.method, p.experiment_cfg, p.cells, p.code)
 finished = FinishedCells(cells_folder(snakemake.output[0]),
                          attempt_key(digest, [snakemake.input.bags, snakemake.input.folds, *stage]))
+for other in finished.stale():
+    log.warning("%s: cells kept by an attempt with other settings, code or inputs (key %s, "
+                "now %s): removed, not reused", other.parent, other.name, finished.key)
 rows = run_method(read_bags(Path(snakemake.input.bags).parent),
                   pd.read_parquet(snakemake.input.folds), p.method, p.experiment_cfg,
                   experiment=wc.experiment, dataset=wc.dataset, cells=[tuple(c) for c in p.cells],

@@ -61,13 +61,18 @@ class FinishedCells:
     def _file(self, cell):
         return self.path / f"r{cell[0]}_f{cell[1]}.parquet"
 
+    def stale(self):
+        """Folders of other keys: cells of another version of the job or of its inputs, which
+        :meth:`load` removes."""
+        if not self.folder.is_dir():
+            return []
+        return sorted(p for p in self.folder.iterdir() if p.name != self.key)
+
     def load(self, cells):
         """{cell: rows} of the ``cells`` an earlier attempt finished; folders of other keys
         (another version of the job or of its inputs) are removed."""
-        if self.folder.is_dir():
-            for other in self.folder.iterdir():
-                if other.name != self.key:
-                    shutil.rmtree(other) if other.is_dir() else other.unlink()
+        for other in self.stale():
+            shutil.rmtree(other) if other.is_dir() else other.unlink()
         out = {c: pd.read_parquet(f) for c in cells if (f := self._file(c)).is_file()}
         self.loaded = sorted(out)
         return out
