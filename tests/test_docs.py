@@ -222,3 +222,25 @@ def test_budget_table_comes_from_the_stored_plan(plan):
         if exp in set(families["experiment"]):
             got = families.loc[families["experiment"] == exp, "cpu"].sum() / 3600
             assert abs(float(hours) - got) <= max(0.05, 0.05 * got), (exp, hours, got)
+
+
+def test_plan_against_measured_runs_comes_from_the_plan_and_the_archive():
+    """docs/performance.md's table of planned against measured CPU: each row's planned hours
+    are the experiment's families in resources/plans/<config>.csv, its measured hours the
+    archived run's CPU, its ratio their quotient."""
+    import pandas as pd
+
+    text = (REPO / "docs" / "performance.md").read_text()
+    rows = re.findall(r"^  \| `([\w-]+)` \| ([\d.]+) \| ([\d.]+) \| ([\d.]+) \|$", text, re.M)
+    assert len(rows) >= 3, rows
+    for exp, planned, measured, ratio in rows:
+        paper = exp.split("-")[0]
+        plan = pd.read_csv(REPO / "resources" / "plans" / f"{paper}.csv")
+        got_plan = plan.loc[plan["experiment"] == exp, "cpu"].sum() / 3600
+        meta = yaml.safe_load((REPO / "resources" / "reproductions" / paper / f"{exp}.yaml")
+                              .read_text())
+        assert meta["status"] == "FULL", exp
+        got_measured = meta["cpu_seconds"] / 3600
+        assert abs(float(planned) - got_plan) <= 0.005, (exp, planned, got_plan)
+        assert abs(float(measured) - got_measured) <= 0.005, (exp, measured, got_measured)
+        assert abs(float(ratio) - got_plan / got_measured) <= 0.005, (exp, ratio)
