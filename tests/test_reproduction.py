@@ -150,6 +150,34 @@ def test_reproduction_table_matching_and_statuses():
     assert not r3[r3["our_method"] == "none+milr"]["within_tolerance"].iloc[0]
 
 
+def test_friedman_rank_statistics_rank_the_papers_methods_on_our_data_sets():
+    """A paper's Friedman ranks (highest = best) get ours: each of the paper's methods ranked
+    among them by the metric on every data set where all ran, ties sharing the mean rank;
+    worked by hand on two data sets. A paper method not run leaves the statistic unfilled."""
+    names = ["kisvm", "emdd", "citation-knn", "mildm", "mirsvm", "miordm"]
+    rows = [dict(dataset="tiger", method=c, classifier=c, accuracy_mean=a)
+            for c, a in zip(names, [.1, .2, .3, .4, .5, .6])]
+    rows += [dict(dataset="fox", method=c, classifier=c, accuracy_mean=a)
+             for c, a in zip(names, [.5, .5, .5, .5, .5, .1])]
+    rows.append(dict(dataset="musk1", method="miordm", classifier="miordm", accuracy_mean=.9))
+    r = reproduction_table(_summary(rows), "miordm").set_index(["paper_method", "metric"])
+    expect = {"KISVM": 2.5, "EMDD": 3.0, "C-KNN": 3.5, "aMILGDM": 4.0, "MIRSVM": 4.5,
+              "MIORDM": 3.5}       # tiger 1..6; fox: MIORDM 1, the others tied at 4
+    for paper_method, rank in expect.items():
+        row = r.loc[(paper_method, "friedman_rank_accuracy")]
+        assert row["ours"] == pytest.approx(rank) and row["n"] == 2, paper_method
+        assert row["status"] == ("statistic (not judged): our mean rank among the paper's 6 "
+                                 "methods over our 2 data sets, highest = best")
+        assert pd.isna(row["difference"])
+    auroc = r.loc[("MIORDM", "friedman_rank_auroc")]
+    assert pd.isna(auroc["ours"]) and auroc["status"] == "statistic: compare with the stats/ tables"
+    r = reproduction_table(_summary(rows[1:]), "miordm").set_index(["paper_method", "metric"])
+    assert r.loc[("MIORDM", "friedman_rank_accuracy"), "n"] == 1       # fox only: KI-SVM's
+    no_kisvm = [x for x in rows if x["classifier"] != "kisvm"]
+    r = reproduction_table(_summary(no_kisvm), "miordm").set_index(["paper_method", "metric"])
+    assert pd.isna(r.loc[("MIORDM", "friedman_rank_accuracy"), "ours"])   # KI-SVM not run
+
+
 def test_reproduction_table_datasets_ratios_and_unavailable():
     s = _summary([
         dict(dataset="webkb-course", method="b-milsd", classifier="milsd", train_ratio=0.2,

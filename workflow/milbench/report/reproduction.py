@@ -39,6 +39,7 @@ import json
 
 import numpy as np
 import pandas as pd
+from scipy.stats import rankdata
 
 from milbench.report import reproduction_archive, reproduction_docs, reproduction_parts
 from milbench.report.targets import TABLE_COLUMNS, TARGETS_DIR, targets, within
@@ -87,6 +88,48 @@ def _ours(rows, wanted):
     return rows[hit]
 
 
+def _method_rows(summary, t, rmap):
+    """The summary rows (over every data set) of target ``t``'s paper method."""
+    if t.paper_method in rmap:
+        want = rmap[t.paper_method]
+        rows = _ours(summary, [want] if isinstance(want, str) else list(want))
+    else:
+        rows = summary[(summary["selector"] == t.selector)
+                       & (summary["classifier"] == t.classifier)]
+    return rows[rows["train_ratio"].isna()]
+
+
+def _friedman_ranks(summary, tg, rmap):
+    """{(metric, paper method): (mean rank, data sets, methods ranked, our method)} for the
+    ``friedman_rank_<m>``
+    statistics: each paper method ranked among the paper's methods of that statistic by
+    ``<m>_mean`` on every data set where all of them ran, ranks averaged over those data sets,
+    in the paper's convention (highest = best; ties share the mean rank).  Empty for a
+    statistic with a method not run, or run more than once on a data set."""
+    out = {}
+    stats = tg[(tg["kind"] == "statistic") & tg["metric"].str.startswith("friedman_rank_")]
+    for metric, group in stats.groupby("metric"):
+        col = metric.removeprefix("friedman_rank_") + "_mean"
+        if col not in summary.columns:
+            continue
+        columns = {}
+        for t in group.itertuples(index=False):
+            rows = _method_rows(summary, t, rmap)
+            if rows.empty or rows["dataset"].duplicated().any():
+                columns = None
+                break
+            columns[t.paper_method] = (rows.set_index("dataset")[col], rows["method"].iloc[0])
+        if not columns:
+            continue
+        table = pd.DataFrame({p: v for p, (v, _) in columns.items()}).dropna()
+        if table.empty:
+            continue
+        ranks = pd.DataFrame(rankdata(table.to_numpy(), axis=1), columns=table.columns)
+        for p, mean in ranks.mean().items():
+            out[(metric, p)] = (float(mean), len(table), len(columns), columns[p][1])
+    return out
+
+
 def reproduction_table(summary: pd.DataFrame, experiment: str, reproduction_map=None,
                        tolerance=None, dataset_map=None, mapping=None) -> pd.DataFrame:
     """Ours next to the paper's for every target of ``experiment``.
@@ -119,6 +162,7 @@ def reproduction_table(summary: pd.DataFrame, experiment: str, reproduction_map=
             by_dataset[dataset] = (groups, sub)
         return by_dataset[dataset]
 
+    ranks = _friedman_ranks(summary, tg, rmap)
     out = []
     for t in tg.itertuples(index=False):
         tol = t.tolerance
@@ -139,7 +183,13 @@ def reproduction_table(summary: pd.DataFrame, experiment: str, reproduction_map=
             row["status"] = "qualitative: no number in the paper's text; see stats/ and figures/"
             continue
         if t.kind == "statistic":
-            row["status"] = "statistic: compare with the stats/ tables"
+            if (t.metric, t.paper_method) in ranks:
+                rank, blocks, k, ours = ranks[(t.metric, t.paper_method)]
+                row.update(ours=rank, n=blocks, our_method=ours,
+                           status=f"statistic (not judged): our mean rank among the paper's "
+                                  f"{k} methods over our {blocks} data sets, highest = best")
+            else:
+                row["status"] = "statistic: compare with the stats/ tables"
             continue
         groups, all_rows = _rows_for(t.dataset)
         if t.paper_method in rmap:
