@@ -9,6 +9,7 @@ import yaml
 
 from milbench.report.reproduction import main, reproduction_table
 from milbench.report.reproduction_archive import ARCHIVE_DIR, ArchiveError, archive, load_archive
+from milbench.report.reproduction_compare import compare
 from milbench.report.reproduction_docs import COMMAND, DOCS_DIR, pages
 from milbench.report.targets import TARGETS_DIR, TargetError, load_gaps
 
@@ -275,3 +276,40 @@ def test_a_good_gap_selects_its_targets(tmp_path):
     assert g["keys"] == [("Table 1", "fox", "ORI", "auroc"), ("Table 1", "fox", "PCA", "auroc"),
                          ("Table 2", "fox", "MIDR", "fit_seconds")]
     assert g["runs"] == ["r1"] and g["text"] == "two lines"
+
+
+def test_compare_names_the_targets_a_rerun_changed(tmp_path, capsys):
+    """`compare` matches a rerun's reproduction.csv with the archived run target by target:
+    equal runs exit 0; a moved number (and a changed verdict) is listed, exit 1; a tolerance
+    lets a small move pass; an experiment without an archived run exits 2, naming it."""
+    repo = _repo(tmp_path)
+    store = repo / "resources" / "reproductions"
+    cfg = repo / "config" / "reduced" / "miordm-20-splits.yaml"
+    archive(_finished_run(repo, "miordm-20", 0.9300, dataset="faculty"), cfg, store, repo=repo,
+            date="2026-12-01")
+    rerun = _finished_run(tmp_path / "rerun", "miordm-20", 0.9300, dataset="faculty")
+    args = ["compare", str(rerun), "--archive", str(store)]
+    main(args)
+    assert re.match(r"all \d+ targets equal to the archived run miordm/miordm-20.csv "
+                    r"\(2026-12-01, REDUCED\)", capsys.readouterr().out)
+
+    shutil.rmtree(tmp_path / "rerun")
+    rerun = _finished_run(tmp_path / "rerun", "miordm-20", 0.9000, dataset="faculty")
+    with pytest.raises(SystemExit) as e:
+        main(args)
+    out = capsys.readouterr().out
+    assert e.value.code == 1 and out.startswith("1 of ") and "targets differ" in out
+    line = next(x for x in out.splitlines() if "faculty" in x and "MIORDM" in x)
+    assert re.search(r"0\.9300\s+0\.9000\s+-0\.0300\s+within tolerance\s+outside tolerance",
+                     line), line
+    with pytest.raises(SystemExit) as e:                 # the verdict changed: not within 0.05
+        main(args + ["--tolerance", "0.05"])
+    assert e.value.code == 1
+    diff, _, _ = compare(rerun, store, tolerance=0.05)
+    assert list(diff["now_status"]) == ["outside tolerance"]
+
+    with pytest.raises(SystemExit) as e:
+        main(["compare", str(_finished_run(tmp_path / "rerun", "miordm-heatmap", 0.8)),
+              "--archive", str(tmp_path / "empty")])
+    assert e.value.code == 2
+    assert "no archived run of experiment 'miordm-heatmap'" in capsys.readouterr().err

@@ -29,8 +29,10 @@ columns ``sel.<p>`` / ``clf.<p>``).  For each target:
    the paper label to ``reproduction_map``).
 
 Commands (``python -m milbench.report.reproduction -h``): ``archive`` keeps a finished run in
-``resources/reproductions/`` (:mod:`milbench.report.reproduction_archive`), ``docs`` writes
-``docs/reproduction/`` (:mod:`milbench.report.reproduction_docs`).
+``resources/reproductions/`` (:mod:`milbench.report.reproduction_archive`), ``compare`` says
+which numbers of a rerun differ from it (:mod:`milbench.report.reproduction_compare`),
+``keep`` / ``restore`` a run in parts (:mod:`milbench.report.reproduction_parts`), ``docs``
+writes ``docs/reproduction/`` (:mod:`milbench.report.reproduction_docs`).
 """
 from __future__ import annotations
 
@@ -41,7 +43,12 @@ import numpy as np
 import pandas as pd
 from scipy.stats import rankdata
 
-from milbench.report import reproduction_archive, reproduction_docs, reproduction_parts
+from milbench.report import (
+    reproduction_archive,
+    reproduction_compare,
+    reproduction_docs,
+    reproduction_parts,
+)
 from milbench.report.targets import TABLE_COLUMNS, TARGETS_DIR, targets, within
 
 __all__ = ["reproduction_table", "main"]
@@ -264,15 +271,23 @@ def main(argv=None):
     r.add_argument("--config", required=True, help="the config file the run uses")
     r.add_argument("--results", default="results")
     r.add_argument("--archive", default=str(reproduction_archive.ARCHIVE_DIR))
+    c = sub.add_parser("compare", help="which targets of a rerun differ from its archived "
+                       "run (exit 1 when any does)")
+    c.add_argument("results", help="results/<experiment> of the rerun")
+    c.add_argument("--tolerance", type=float, default=0.0,
+                   help="how far ours may move (default 0: equal to the 4 decimals written)")
+    c.add_argument("--archive", default=str(reproduction_archive.ARCHIVE_DIR))
     d = sub.add_parser("docs", help="write docs/reproduction/<paper>.md and index.md")
     d.add_argument("--out", default=str(reproduction_docs.DOCS_DIR))
     d.add_argument("--targets", default=str(TARGETS_DIR))
     d.add_argument("--archive", default=str(reproduction_archive.ARCHIVE_DIR))
     args = ap.parse_args(argv)
     try:
-        _dispatch(args)
+        status = _dispatch(args)
     except reproduction_archive.ArchiveError as e:
         ap.exit(2, f"{ap.prog} {args.command}: {e}\n")
+    if status:
+        ap.exit(status)
 
 
 def _dispatch(args):
@@ -302,9 +317,26 @@ def _dispatch(args):
         print("parts dropped" if getattr(args, "drop", False) else
               f"{len(done)} method files {verb}, {len(skipped)} not"
               + (f"; finished cells of {len(cells)} unfinished jobs {verb}" if cells else ""))
+    elif args.command == "compare":
+        return _compare(args)
     else:
         for path in reproduction_docs.write_pages(args.out, args.targets, args.archive):
             print(path)
+    return 0
+
+
+def _compare(args):
+    diff, run, n = reproduction_compare.compare(args.results, args.archive, args.tolerance)
+    where = (f"the archived run {run.csv_path.parent.name}/{run.csv_path.name} "
+             f"({run.meta['date'] or 'undated'}, {run.meta['status']})")
+    if diff.empty:
+        print(f"all {n} targets equal to {where} (tolerance {args.tolerance:g})")
+        return 0
+    print(f"{len(diff)} of {n} targets differ from {where} (tolerance {args.tolerance:g}):")
+    with pd.option_context("display.max_rows", None, "display.width", 200,
+                           "display.max_colwidth", 40):
+        print(diff.to_string(index=False, float_format=lambda x: f"{x:.4f}"))
+    return 1
 
 
 if __name__ == "__main__":
