@@ -2,6 +2,7 @@
 gap explanations' schema check; the legacy rows transcribed, not invented."""
 import re
 import shutil
+import subprocess
 
 import pandas as pd
 import pytest
@@ -155,6 +156,7 @@ def test_archive_keeps_a_finished_run_and_the_pages_show_it(tmp_path, capsys):
         "--config config/reduced/miordm-20-splits.yaml")
     assert meta["figures"] == [{"file": "cd_accuracy.png", "source": "Table 3"}]
     assert (store / "miordm" / "miordm-20" / "cd_accuracy.png").read_bytes() == png.read_bytes()
+    assert "commit" not in meta                         # results outside a git work tree
 
     page = pages(archive_dir=store)["miordm.md"]
     row = next(x for x in page.splitlines()
@@ -313,3 +315,22 @@ def test_compare_names_the_targets_a_rerun_changed(tmp_path, capsys):
               "--archive", str(tmp_path / "empty")])
     assert e.value.code == 2
     assert "no archived run of experiment 'miordm-heatmap'" in capsys.readouterr().err
+
+
+def test_archive_records_the_commit_the_run_was_computed_at(tmp_path):
+    repo = _repo(tmp_path)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(git[:3] + ["init", "-q"], check=True)
+    subprocess.run(git + ["add", "config"], check=True)
+    subprocess.run(git + ["commit", "-qm", "c"], check=True)
+    head = subprocess.run(git[:3] + ["rev-parse", "HEAD"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    store = repo / "resources" / "reproductions"
+    cfg = repo / "config" / "reduced" / "miordm-20-splits.yaml"
+    path, _ = archive(_finished_run(repo, "miordm-20", 0.9), cfg, store, repo=repo)
+    assert yaml.safe_load(path.with_suffix(".yaml").read_text())["commit"] == head
+    cfg.write_text(cfg.read_text() + "# edited\n")
+    path, _ = archive(repo / "results" / "miordm-20", cfg, store, repo=repo)
+    meta = yaml.safe_load(path.with_suffix(".yaml").read_text())
+    assert meta["commit"] == head + "+changes"
+    assert f"- commit: `{head}+changes`" in pages(archive_dir=store)["miordm.md"]

@@ -28,6 +28,7 @@ import json
 import re
 import shlex
 import shutil
+import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -248,6 +249,19 @@ def cpu_seconds(folder, runs=None):
     return round(total, 1) if seen else None
 
 
+def run_commit(results_dir):
+    """The commit checked out where ``results_dir`` was computed (its git work tree), with
+    ``+changes`` when that tree had uncommitted edits of tracked files; None outside git."""
+    def git(*args):
+        return subprocess.run(["git", "-C", str(results_dir), *args], capture_output=True,
+                              text=True, timeout=60)
+    head = git("rev-parse", "HEAD")
+    if head.returncode:
+        return None
+    dirty = git("status", "--porcelain", "--untracked-files=no").stdout.strip()
+    return head.stdout.strip() + ("+changes" if dirty else "")
+
+
 def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=(),
             date=None, repo=REPO):
     """Keep the finished run ``results_dir`` (``results/<experiment>``, its name the
@@ -280,6 +294,7 @@ def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=
                 cpu_seconds=cpu_seconds(results_dir.parent / "benchmarks" / experiment,
                                         results_dir / "runs"),
                 date=str(when),
+                **({"commit": commit} if (commit := run_commit(results_dir)) else {}),
                 command=regenerate_command(config_rel, experiment, text, reduced),
                 provenance=f"archived from results/{experiment}/reproduction.csv")
     if exp.get("description"):
