@@ -152,8 +152,6 @@ def _run_section(run):
              ("experiments", ", ".join(m["experiments"]) or _DASH),
              ("data sets", ", ".join(m["datasets"]) or _DASH),
              ("CPU", _cpu(m["cpu_seconds"])), ("date", m["date"] or "not recorded")]
-    if m.get("commit"):
-        facts.append(("commit", _code(m["commit"])))
     if not run.legacy:                        # a legacy provenance names the command
         facts.append(("regenerate", _code(m["command"])))
     facts.append(("provenance", m["provenance"]))
