@@ -171,7 +171,6 @@ def restore(experiment, config, results="results", archive_dir=ARCHIVE_DIR):
     results = Path(results)
     out_dir = results / experiment
     todo, skipped = [], {}
-    restored_cells = _restore_cells(folder, out_dir, listing.get("cells", {}), expected, skipped)
     for rel, digest in files.items():
         if rel not in expected:
             skipped[rel] = "no longer a method of the config"
@@ -193,6 +192,7 @@ def restore(experiment, config, results="results", archive_dir=ARCHIVE_DIR):
             "restore needs the inputs of the kept methods first (Snakemake reruns an output "
             "older than its inputs): snakemake --cores N --configfile " + str(config) + " -- "
             + " ".join(missing))
+    restored_cells = _restore_cells(folder, out_dir, listing.get("cells", {}), expected, skipped)
     for rel in todo:
         for a, b in ((folder / rel, out_dir / rel),
                      ((folder / "benchmarks" / rel).with_suffix(".tsv"),
