@@ -148,7 +148,7 @@ def test_finished_cells_of_an_unfinished_job_are_kept_and_restored(copy):
     assert listing["cells"][RUNS[1]]["cells"] == 1
     assert listing["cells"][RUNS[1]]["cpu_seconds"] >= 1234.5
     index = pages(archive_dir=copy / "resources" / "reproductions")["index.md"]
-    assert f"| midr | `{EXP}` | 1 of 2 | 1 of `milr.b283fe13` |" in index
+    assert f"| midr | `{EXP}` | 1 of 2 | 1 of `milr` on musk1 |" in index
 
     forget_runs(copy)
     rc, out = cli(copy, "restore", EXP)

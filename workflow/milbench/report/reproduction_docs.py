@@ -317,7 +317,9 @@ def pages(targets_dir=TARGETS_DIR, archive_dir=ARCHIVE_DIR) -> dict:
 
 def _kept_cells(listing):
     cells = listing.get("cells", {})
-    return (", ".join(f"{c['cells']} of `{Path(rel).stem}`" for rel, c in cells.items())
+    # the classifier's name without its id (the pages name no hash)
+    return (", ".join(f"{c['cells']} of `{Path(rel).name.split('.')[0]}` on {Path(rel).parts[1]}"
+                      for rel, c in cells.items())
             if cells else _DASH)
 
 
