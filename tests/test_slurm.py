@@ -154,8 +154,8 @@ def _stop_and_resume(wd):
         subprocess.run(["scontrol", "suspend", out["terminated"]], check=True, timeout=60)
         t = time.perf_counter()
         os.killpg(p.pid, signal.SIGTERM)   # the process group: SIGTERM reaches Snakemake twice
-        while (_squeue(uuid_t).get(out["terminated"]) in ("RUNNING", "SUSPENDED")
-               and time.perf_counter() - t < 60):
+        # until the job has ended (a cancelled job passes through COMPLETING)
+        while _squeue(uuid_t).get(out["terminated"]) in LIVE and time.perf_counter() - t < 60:
             time.sleep(0.2)
         out["cancel_wall"] = time.perf_counter() - t
         out["rc_t"] = p.wait(timeout=240)
