@@ -9,6 +9,7 @@ from milbench.experiment.finished_cells import (
     EARLIER_CPU,
     FinishedCells,
     attempt_key,
+    cell_cpu,
     cells_folder,
 )
 from milbench.experiment.runner import run_method
@@ -36,14 +37,13 @@ rows = run_method(read_bags(Path(snakemake.input.bags).parent),
                   stages=frame_to_stages(pd.read_parquet(stage[0])) if stage else None,
                   finished=finished)
 rows.attrs[JOB_DIGEST] = digest
-# per-seed rows (HyDR-MI combine: per-seed) share their cell's selector fit: CPU counted once
-cell_cpu = rows.groupby(["repeat", "fold"])[["fit_cpu_seconds", "predict_cpu_seconds"]].max()
+cpu = cell_cpu(rows)
 if finished.loaded:     # cells of earlier attempts: not in this job's Snakemake benchmark
-    rows.attrs[EARLIER_CPU] = round(float(cell_cpu.loc[finished.loaded].to_numpy().sum()), 1)
+    rows.attrs[EARLIER_CPU] = round(float(cpu.loc[finished.loaded].to_numpy().sum()), 1)
 rows.to_parquet(snakemake.output[0], index=False)
 finished.clear()
 log.info("%d cells: accuracy %.4f, balanced accuracy %.4f, auroc %.4f, fit %.1f s CPU in all "
          "(%d rows)", len(p.cells), rows.accuracy.mean(), rows.balanced_accuracy.mean(),
-         rows.auroc.mean(), cell_cpu.fit_cpu_seconds.sum(), len(rows))
+         rows.auroc.mean(), cpu.fit_cpu_seconds.sum(), len(rows))
 for warning in method_warnings(rows):
     log.warning("%s", warning)

@@ -22,12 +22,18 @@ from pathlib import Path
 
 import pandas as pd
 
-__all__ = ["EARLIER_CPU", "FinishedCells", "attempt_key", "cells_folder"]
+__all__ = ["EARLIER_CPU", "FinishedCells", "attempt_key", "cell_cpu", "cells_folder"]
 
 #: key of a method file's ``DataFrame.attrs`` (kept in its Parquet metadata): the CPU seconds
 #: (fit + predict) of the cells its job took from earlier attempts, which the job's Snakemake
 #: benchmark, timing the last attempt only, does not count
 EARLIER_CPU = "milbench_earlier_attempts_cpu_seconds"
+
+
+def cell_cpu(rows):
+    """Fit and predict CPU seconds per (repeat, fold) cell of a method's rows: per-seed rows
+    (HyDR-MI ``combine: per-seed``) share their cell's selector fit, so it is counted once."""
+    return rows.groupby(["repeat", "fold"])[["fit_cpu_seconds", "predict_cpu_seconds"]].max()
 
 
 def cells_folder(method_file):

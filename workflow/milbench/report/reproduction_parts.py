@@ -30,13 +30,13 @@ import os
 import shutil
 from pathlib import Path
 
-import pyarrow.parquet as pq
+import pandas as pd
 import yaml
 
 from milbench.data.folds import fold_keys
 from milbench.experiment.codehash import JOB_DIGEST, job_digest, method_code
 from milbench.experiment.config import load_config, method_settings
-from milbench.experiment.finished_cells import cells_folder
+from milbench.experiment.finished_cells import cell_cpu, cells_folder
 from milbench.experiment.grid import expand_methods
 from milbench.experiment.stages import shared_stages
 from milbench.registry import add_code_dirs
@@ -140,18 +140,17 @@ def _keep_cells(results_dir, folder, rel, digest, cells):
     """Keep the finished cells of the unfinished job of ``rel`` (those of its attempt whose job
     digest is ``digest``), replacing what was kept of it before; lists them in ``cells``.
     Returns whether any were kept."""
-    attempts = [p for p in sorted(cells_folder(results_dir / rel).glob(f"{digest}-*"))
-                if any(p.glob("*.parquet"))]
-    if not attempts:
+    attempts = {p: sorted(p.glob("*.parquet"))
+                for p in cells_folder(results_dir / rel).glob(f"{digest}-*")}
+    src = max(sorted(attempts), key=lambda p: len(attempts[p]), default=None)
+    if src is None or not attempts[src]:
         return False
-    src = max(attempts, key=lambda p: len(list(p.glob("*.parquet"))))
     dst = cells_folder(folder / "cells" / rel)
     shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(src, dst / src.name, ignore=shutil.ignore_patterns(".*"))
-    n = len(list((dst / src.name).glob("*.parquet")))
-    cpu = sum(float(pq.read_table(f, columns=["fit_cpu_seconds", "predict_cpu_seconds"])
-                    .to_pandas().sum().sum()) for f in (dst / src.name).glob("*.parquet"))
-    cells[rel] = {"key": src.name, "cells": n, "cpu_seconds": round(cpu, 1)}
+    cpu = cell_cpu(pd.concat(pd.read_parquet(f) for f in attempts[src])).to_numpy().sum()
+    cells[rel] = {"key": src.name, "cells": len(attempts[src]),
+                 "cpu_seconds": round(float(cpu), 1)}
     return True
 
 
@@ -209,13 +208,13 @@ def _restore_cells(folder, out_dir, cells, expected, skipped):
     restored = {}
     for rel, entry in cells.items():
         key, dst = entry["key"], cells_folder(out_dir / rel) / entry["key"]
+        what = f"{rel} ({entry['cells']} cells)"
         if rel not in expected:
-            skipped[f"{rel} ({entry['cells']} cells)"] = "no longer a method of the config"
+            skipped[what] = "no longer a method of the config"
         elif not key.startswith(expected[rel][0] + "-"):
-            skipped[f"{rel} ({entry['cells']} cells)"] = ("its method, settings or code changed "
-                                                          "since they were kept: rerun")
+            skipped[what] = "its method, settings or code changed since they were kept: rerun"
         elif (out_dir / rel).exists() or dst.exists():
-            skipped[f"{rel} ({entry['cells']} cells)"] = "already in results/"
+            skipped[what] = "already in results/"
         else:
             shutil.copytree(cells_folder(folder / "cells" / rel) / key, dst)
             restored[rel] = entry["cells"]
