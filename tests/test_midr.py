@@ -329,29 +329,6 @@ def test_reused_fit_is_the_fresh_fit(stop):
     assert n_reused < n_fresh
 
 
-def test_lbfgsb_driver_is_scipys_lbfgsb():
-    """The v-refit's L-BFGS-B loop gives scipy.optimize.minimize's iterates bit for bit."""
-    from scipy.optimize import minimize
-
-    from milbench.selectors.midr import _bag_sq_loss, lbfgsb
-    rng = np.random.default_rng(0)
-    Z = rng.normal(size=(120, 7))
-    y = (np.arange(30) % 2).astype(float)
-    off = np.arange(0, 121, 4)
-
-    def fun(t):
-        loss, g = _bag_sq_loss(Z @ t[:7] + t[7], off, y, 3.5)
-        return loss + 0.05 * t[:7] @ t[:7], np.concatenate([Z.T @ g + 0.1 * t[:7], [g.sum()]])
-
-    for maxiter in (1, 3, 10, 50):
-        x0 = rng.normal(size=8) * 0.3
-        x, f, f0 = lbfgsb(fun, x0, maxiter, 1e-8)
-        res = minimize(fun, x0, jac=True, method="L-BFGS-B",
-                       options={"maxiter": maxiter, "gtol": 1e-8})
-        np.testing.assert_array_equal(x, res.x)
-        assert f == res.fun and f0 == fun(x0)[0]
-
-
 def test_excess_stop_rule_ignores_the_constant():
     """With H ≡ 0 (C1 ≥ C2) the C2 term is the constant C2·d/2: stop="excess" gives the same A
     for every C2, stop="total" stops earlier the larger C2 is (the constant dilutes the relative
@@ -396,8 +373,10 @@ def test_musk1_midr_beats_lda_as_in_table1(shared_data):
 
 def test_musk1_inner_cv_rows_with_reuse_equal_the_full_grid(shared_data):
     """musk1, a 3 x 3 C1 x C2 grid (C1 ≥ C2 and C1 < C2 points) joined with MILR's C: with fits
-    reused (6 distinct fits per inner fold instead of 9 x 2) cv_results_ and the chosen point
-    equal those of fitting every grid point afresh."""
+    reused (6 distinct MIDR fits per inner fold instead of 9 x 2, and MILR fitted once per
+    distinct projection and C: 6 x 2 instead of 9 x 2) cv_results_ and the chosen point equal
+    those of fitting every grid point afresh."""
+    from milbench.classifiers import milr
     from milbench.data.sources import load_dataset
     from milbench.selectors.midr import FIT_CACHE, fits_not_reused
     bags = load_dataset("musk1", shared_data)
@@ -406,20 +385,29 @@ def test_musk1_inner_cv_rows_with_reuse_equal_the_full_grid(shared_data):
     clf = {"name": "milr", "tune": {"C": [0.1, 10.0]}}
     solves, solve = [], MIDR._solve
     MIDR._solve = lambda self, *a: solves.append(1) or solve(self, *a)
+    milr_solves, milr_solve = [], milr.MILR._solve
+    milr.MILR._solve = lambda self, *a: milr_solves.append(1) or milr_solve(self, *a)
     out = []
     try:
         for reuse in (False, True):
             solves.clear()
+            milr_solves.clear()
             FIT_CACHE.clear()
-            with (fits_not_reused() if not reuse else contextlib.nullcontext()):
+            milr.FIT_CACHE.clear()
+            with contextlib.ExitStack() as stack:
+                if not reuse:
+                    stack.enter_context(fits_not_reused())
+                    stack.enter_context(milr.FIT_CACHE.disabled())
                 est = build_estimator("minmax", sel, clf, inner_folds=3, inner_metric="auroc")
                 est.fit(bags, bags.labels)
-            out.append((len(solves), est))
+            out.append((len(solves), len(milr_solves), est))
     finally:
         MIDR._solve = solve
-    (n_full, full), (n_reused, reused) = out
-    assert n_full == 9 * 2 * 3 + 1
+        milr.MILR._solve = milr_solve
+    (n_full, n_milr_full, full), (n_reused, n_milr_reused, reused) = out
+    assert n_full == n_milr_full == 9 * 2 * 3 + 1
     assert n_reused <= 6 * 3 + 1          # C1 ≥ C2: one fit per C2 (3), C1 < C2: 3 more
+    assert n_milr_reused <= 6 * 2 * 3 + 1
     assert full.best_params_ == reused.best_params_
     for k, v in full.cv_results_.items():
         if "time" not in k:

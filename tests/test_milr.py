@@ -2,10 +2,17 @@ import numpy as np
 import pytest
 from scipy.optimize import approx_fprime
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, cross_validate
 
-from milbench.classifiers.milr import COMBINE, MILR, bag_probability, milr_loss_grad
+from milbench.classifiers.milr import (
+    COMBINE,
+    FIT_CACHE,
+    MILR,
+    bag_probability,
+    milr_loss_grad,
+)
 from milbench.classifiers.simple import MISimple, bag_statistics
 from milbench.data.bags import BagError
 
@@ -87,3 +94,30 @@ def test_mi_simple_statistics_and_fit():
     assert m.score(b, y) > 0.9
     with pytest.raises(KeyError, match="unknown estimator"):
         MISimple(estimator="nope").fit(b, y)
+
+
+def test_refit_on_identical_data_reuses_the_solve():
+    """A second fit on the same bags with the same parameters is a cache hit that equals the
+    fresh fit (coefficients, diagnostics, ConvergenceWarning at the cap); another C or other data
+    is solved afresh; a fitted model's coefficients are its own (writing them leaves the cache)."""
+    X, y = toy_bags(n_bags=30, seed=2)
+    FIT_CACHE.clear()
+    a = MILR(C=2.0).fit(X, y)
+    b = MILR(C=2.0).fit(X, y)
+    with FIT_CACHE.disabled():
+        fresh = MILR(C=2.0).fit(X, y)
+    assert (FIT_CACHE.hits, FIT_CACHE.misses) == (1, 1)
+    for m in (b, fresh):
+        np.testing.assert_array_equal(m.coef_, a.coef_)
+        assert (m.intercept_, m.n_iter_, m.diagnostics_) == (a.intercept_, a.n_iter_,
+                                                             a.diagnostics_)
+    b.coef_[0] += 1.0
+    np.testing.assert_array_equal(MILR(C=2.0).fit(X, y).coef_, a.coef_)
+    MILR(C=3.0).fit(X, y)
+    MILR(C=2.0).fit(X[:-1], y[:-1])
+    assert (FIT_CACHE.hits, FIT_CACHE.misses) == (2, 3)
+    with pytest.warns(ConvergenceWarning):
+        MILR(C=2.0, max_iter=1).fit(X, y)
+    with pytest.warns(ConvergenceWarning):
+        MILR(C=2.0, max_iter=1).fit(X, y)
+    assert FIT_CACHE.hits == 3

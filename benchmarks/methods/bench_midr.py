@@ -9,7 +9,7 @@ same min-max-scaled musk2 instances, both measured in this run.  midr.txt Table 
 
 Also times one v-refit (10 L-BFGS-B iterations on (v, b), Algorithm 1 step 1) through
 ``scipy.optimize.minimize`` (the code before issue #26, plus its separate f(x0) evaluation)
-against :func:`milbench.selectors.midr.lbfgsb` (the same Fortran/C routine without the wrapper)
+against :func:`milbench.utils.lbfgsb.lbfgsb` (the same Fortran/C routine without the wrapper)
 on the fitted projection, and checks the two give the same (v, b) bit for bit.
 
 Run:  OMP_NUM_THREADS=1 python benchmarks/methods/bench_midr.py [--C1 1e-3] [--C2 1] [--dims 0.3]
@@ -26,7 +26,8 @@ from scipy.optimize import minimize
 from milbench.classifiers.milr import MILR, milr_loss_grad
 from milbench.data.bags import stack
 from milbench.data.sources import load_dataset
-from milbench.selectors.midr import MIDR, _bag_sq_loss, lbfgsb
+from milbench.selectors.midr import MIDR, _bag_sq_loss
+from milbench.utils.lbfgsb import lbfgsb
 
 from _timing import best_of
 

@@ -5,17 +5,20 @@ AUROC), OLD vs NEW in one run: CPU per cell, distinct MIDR fits, iterations per
 fit, chosen (C1, C2, C) and outer AUROC.
 
 OLD is the code before issue #26, kept here (``OldMIDR``: scipy ``minimize`` per v-refit, every
-grid point fitted, the joblib ``Pipeline(memory=)`` cache for the 3 MILR C).  NEW variants:
+grid point fitted, the joblib ``Pipeline(memory=)`` cache for the 3 MILR C; MILR solved through
+``minimize`` for every grid point).  NEW variants:
   exact   — milbench's MIDR (stop="total"): fits reused in-process (each distinct model once,
             the C1 >= C2 points of one C2 share a fit), scipy's L-BFGS-B without its wrapper,
             no joblib cache (same rows, same choice as OLD up to rounding: see tests);
+  milr-before — exact, but MILR as before (``minimize``'s wrapper, every grid point solved
+            even where MIDR's shared fit gives it the same projected bags);
   sk-auc  — exact, but the inner CV scores with scikit-learn's "roc_auc" scorer (as OLD does)
             instead of milbench's rank_auroc (the same AUROC at 1/20 of the CPU);
   excess  — also stop="excess" (relative decrease of F minus its constant part);
   NAME:k=v — any further variant, e.g. "cap30:stop=excess,max_iter=30".
 
     OMP_NUM_THREADS=1 python benchmarks/methods/bench_midr_cell.py --dataset musk1 --outer 5 \\
-        [--dims 0.3] [--variants old exact excess]
+        [--dims 0.3] [--variants old exact excess] [--keep-midr-fits]
 
 Cells are outer folds 0..outer-1 of repeat 0 of the config's 10 x 5-fold protocol (seed 0).
 """
@@ -23,6 +26,7 @@ from __future__ import annotations
 
 from _paths import DATA
 import argparse
+import contextlib
 import json
 import tempfile
 import time
@@ -34,6 +38,7 @@ from scipy.optimize import minimize
 from sklearn.metrics import roc_auc_score
 
 from milbench.base import n_from_fraction
+from milbench.classifiers import milr
 from milbench.data.bags import stack
 from milbench.data.folds import make_folds, split
 from milbench.data.sources import load_dataset
@@ -176,7 +181,7 @@ MIDR._solve = _new_solve_logged
 
 
 def parse_variant(v):
-    if v in ("old", "exact", "sk-auc"):
+    if v in ("old", "exact", "sk-auc", "milr-before"):
         return v, {}
     if v == "excess":
         return v, {"stop": "excess"}
@@ -193,7 +198,24 @@ def parse_variant(v):
     return name, params
 
 
-def run_cell(bags, folds, fold, dims, name, params):
+@contextlib.contextmanager
+def milr_before():
+    """MILR as before its reuse and wrapper-free driver: ``minimize`` for every fit."""
+    def solve(self, X, offsets, y, theta0):
+        return minimize(milr.milr_loss_grad, theta0, jac=True, method="L-BFGS-B",
+                        args=(X, offsets, y.astype(float), self.C, self.combine, self.alpha,
+                              self.fit_intercept),
+                        options={"maxiter": self.max_iter, "gtol": self.tol})
+    kept = milr.MILR._solve
+    milr.MILR._solve = solve
+    try:
+        with milr.FIT_CACHE.disabled():
+            yield
+    finally:
+        milr.MILR._solve = kept
+
+
+def run_cell(bags, folds, fold, dims, name, params, keep_midr_fits=False):
     sel = {"name": "midr", "dims": dims, "alpha": 3.5, "project": "A", **params,
            "tune": {"C1": GRID, "C2": GRID}}
     clf = {"name": "milr", "combine": "softmax", "alpha": 3.5, "tune": {"C": [0.1, 1.0, 10.0]}}
@@ -211,17 +233,23 @@ def run_cell(bags, folds, fold, dims, name, params):
         if old:
             p = est.estimator.steps[1][1].get_params()
             est.estimator.steps[1] = ("select", OldMIDR(**p))
-        M.FIT_CACHE.clear()
-        t = time.process_time()
-        est.fit(train, train.labels)
-        cpu = time.process_time() - t
+        if not keep_midr_fits:
+            M.FIT_CACHE.clear()
+        milr.FIT_CACHE.clear()
+        with milr_before() if name in ("old", "milr-before") else contextlib.nullcontext():
+            t = time.process_time()
+            est.fit(train, train.labels)
+            cpu = time.process_time() - t
+            milr_solves = milr.FIT_CACHE.misses if milr.FIT_CACHE.enabled else \
+                len(est.cv_results_["params"]) * 5 + 1      # every inner fit, and the refit
     auc = roc_auc_score(test.labels, est.decision_function(test))
     its = np.array([it for _, _, it in LOG[name][n0:]])
     bp = est.best_params_
     return {"variant": name, "fold": fold, "cpu": cpu, "fits": len(its),
-            "iters_mean": float(its.mean()),
+            "iters_mean": float(its.mean()) if len(its) else 0.0,
             "iters_capped": int((its >= params.get("max_iter", 100)).sum()),
-            "iters_total": int(its.sum()), "C1": bp["select__C1"], "C2": bp["select__C2"],
+            "iters_total": int(its.sum()), "milr_solves": milr_solves,
+            "C1": bp["select__C1"], "C2": bp["select__C2"],
             "C": bp["classify__C"], "inner": float(est.best_score_), "auroc": float(auc),
             "mean_test_score": est.cv_results_["mean_test_score"].tolist()}
 
@@ -235,6 +263,10 @@ def main():
     ap.add_argument("--first-fold", type=int, default=0)
     ap.add_argument("--variants", nargs="+", default=["old", "exact", "excess"])
     ap.add_argument("--json", help="write every row here")
+    ap.add_argument("--keep-midr-fits", action="store_true",
+                    help="keep MIDR's fits between variants: after the first variant of a cell "
+                         "every MIDR fit is a hit, and the CPU left is MILR's, the scoring's and "
+                         "the search's")
     a = ap.parse_args()
     bags = load_dataset(a.dataset, a.data)
     folds = make_folds(bags.bag_ids, bags.labels, {"kind": "kfold", "folds": 5, "repeats": 10,
@@ -244,10 +276,11 @@ def main():
     for fold in range(a.first_fold, a.first_fold + a.outer):
         for v in a.variants:
             name, params = parse_variant(v)
-            r = run_cell(bags, folds, fold, a.dims, name, params)
+            r = run_cell(bags, folds, fold, a.dims, name, params, a.keep_midr_fits)
             rows.append(r)
             print(f"fold {fold} {name:>8}: {r['cpu']:7.2f} s CPU, {r['fits']:3d} MIDR fits, "
-                  f"{r['iters_mean']:5.1f} it/fit ({r['iters_capped']} at the cap), chosen "
+                  f"{r['iters_mean']:5.1f} it/fit ({r['iters_capped']} at the cap), "
+                  f"{r['milr_solves']} MILR solves, chosen "
                   f"C1={r['C1']:g} C2={r['C2']:g} C={r['C']:g}, inner {r['inner']:.4f}, "
                   f"outer AUROC {r['auroc']:.4f}", flush=True)
     ref = "old" if any(r["variant"] == "old" for r in rows) else "exact"

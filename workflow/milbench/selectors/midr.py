@@ -43,7 +43,7 @@ Each distinct fit is computed once per process (:class:`FitCache`): an inner CV 
 C1/C2 ≥ max|A_ij| (any C1 ≥ C2, as |A_ij| ≤ 1) has H ≡ 0 and gives the same A for every C1 (and,
 with ``stop="excess"``, every C2); the A-steps then leave out the constant C2 term (its
 Riemannian gradient is zero), so sharing is exact.  The v-refit drives scipy's L-BFGS-B without
-``minimize``'s wrapper (:func:`lbfgsb`, bit-identical iterates).
+``minimize``'s wrapper (:func:`milbench.utils.lbfgsb.lbfgsb`, bit-identical iterates).
 
 Since P depends on A only through u = Av, ∂Σ(P_i − y_i)²/∂A = (Xᵀg) vᵀ is rank one and one
 objective+gradient evaluation costs O(N·D) like a MILR pass; only the v-refit needs the
@@ -82,7 +82,6 @@ import time
 import numpy as np
 import pandas as pd
 from scipy.linalg import eigh
-from scipy.optimize import minimize
 from scipy.special import expit
 
 from milbench.base import (
@@ -98,66 +97,10 @@ from milbench.base import (
 )
 from milbench.data.bags import check_bags, segment_softmax_weights, stack
 from milbench.utils.cache import LRUCache, fingerprint
+from milbench.utils.lbfgsb import lbfgsb
 
 _ARMIJO_C = 1e-4
 _MAX_BACKTRACK = 40
-
-
-# -- the v-refit's L-BFGS-B, without scipy.optimize.minimize's per-call wrapper ------------
-def lbfgsb(fun, x0, maxiter, gtol):
-    """scipy's L-BFGS-B (``minimize(fun, x0, jac=True, method="L-BFGS-B", options={"maxiter":
-    maxiter, "gtol": gtol})``, its defaults otherwise, no bounds) driven by the same
-    reverse-communication loop as ``scipy.optimize._lbfgsb_py._minimize_lbfgsb``, without the
-    ScalarFunction / OptimizeResult wrapper: the iterates are bit-identical (tests), the wrapper
-    cost (≈ 2/3 of a musk1 v-refit) and the wrapper's extra evaluation at x0 go.
-    Returns (x, f(x), f(x0)).  Falls back to ``minimize`` where scipy's private ``setulb`` is
-    missing or has another signature."""
-    x = np.array(x0, dtype=np.float64)
-    n, m, maxls = x.size, 10, 20
-    if _setulb is None:
-        return _lbfgsb_minimize(fun, x, maxiter, gtol)
-    factr = 2.2204460492503131e-09 / np.finfo(float).eps
-    z = np.zeros(n, np.float64)
-    nbd = np.zeros(n, np.int32)
-    f, g = np.array(0.0), np.zeros(n)
-    wa = np.zeros(2 * m * n + 5 * n + 11 * m * m + 8 * m)
-    iwa = np.zeros(3 * n, np.int32)
-    task, ln_task = np.zeros(2, np.int32), np.zeros(2, np.int32)
-    lsave, isave, dsave = np.zeros(4, np.int32), np.zeros(44, np.int32), np.zeros(29)
-    f0, n_iter = None, 0
-    while True:
-        try:
-            _setulb(m, x, z, z, nbd, f, g, factr, gtol, wa, iwa, task, lsave, isave, dsave,
-                    maxls, ln_task)
-        except TypeError:   # pragma: no cover - setulb has another signature (another scipy)
-            if f0 is not None:
-                raise
-            return _lbfgsb_minimize(fun, np.array(x0, dtype=np.float64), maxiter, gtol)
-        if task[0] == 3:                    # evaluate f, g at x
-            f, g = fun(x.copy())
-            g = np.asarray(g, dtype=np.float64)
-            if f0 is None:
-                f0 = f
-        elif task[0] == 1:                  # a new iterate
-            n_iter += 1
-            if n_iter >= maxiter:
-                task[0], task[1] = 5, 504
-        else:
-            break
-    return x, float(f), float(f0)
-
-
-def _lbfgsb_minimize(fun, x, maxiter, gtol):
-    """:func:`lbfgsb` through ``scipy.optimize.minimize`` (where scipy's driver differs)."""
-    f0 = fun(x.copy())[0]
-    res = minimize(fun, x, jac=True, method="L-BFGS-B", options={"maxiter": maxiter, "gtol": gtol})
-    return res.x, float(res.fun), float(f0)
-
-
-try:    # scipy's private driver (scipy 1.17, pinned); tests check lbfgsb against minimize
-    from scipy.optimize._lbfgsb import setulb as _setulb
-except ImportError:  # pragma: no cover - another scipy: lbfgsb falls back to minimize
-    _setulb = None
 
 
 # -- per-process reuse of fits --------------------------------------------------------------
@@ -379,9 +322,9 @@ class MIDR(MILTransformer):
             return (loss + 0.5 * lam * theta[:d] @ theta[:d],
                     np.concatenate([Z.T @ g + lam * theta[:d], [g.sum()]]))
 
-        x, f, f0 = lbfgsb(fun, np.concatenate([v, [b]]), self.v_max_iter, 1e-8)
-        if f <= f0:  # never accept an ascent step (keeps F monotone)
-            return x[:d], float(x[d])
+        res = lbfgsb(fun, np.concatenate([v, [b]]), self.v_max_iter, 1e-8)
+        if res.fun <= res.f0:  # never accept an ascent step (keeps F monotone)
+            return res.x[:d], float(res.x[d])
         return v, b
 
     def _fit_key(self, X, offsets, y, d):
