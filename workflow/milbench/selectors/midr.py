@@ -96,7 +96,8 @@ from milbench.base import (
     warn_cap,
 )
 from milbench.data.bags import check_bags, segment_softmax_weights, stack
-from milbench.utils.cache import LRUCache, fingerprint
+from milbench.utils.cache import LRUCache
+from milbench.utils.hashing import array_digest
 from milbench.utils.lbfgsb import lbfgsb
 
 _ARMIJO_C = 1e-4
@@ -106,7 +107,7 @@ _MAX_BACKTRACK = 40
 # -- per-process reuse of fits --------------------------------------------------------------
 class FitCache(LRUCache):
     """Fitted MIDR states of this process, least recently used first out, within
-    ``max_bytes``; keyed on the training data's :func:`~milbench.utils.cache.fingerprint` and
+    ``max_bytes``; keyed on the training data's :func:`~milbench.utils.hashing.array_digest` and
     the parameters the fit depends on.  An inner CV that joins MIDR's (C1, C2) with a
     classifier's C refits the same MIDR once per C; and every grid point whose H stays ≡ 0
     (C1/C2 ≥ max|A_ij| over the iterates, e.g. any C1 ≥ C2 as |A_ij| ≤ 1) gives the same A
@@ -335,7 +336,7 @@ class MIDR(MILTransformer):
         p = self.get_params()
         p = tuple((k, p[k]) for k in ("alpha", "init", "v_l2", "max_iter", "tol", "v_max_iter",
                                       "random_state", "stop", "line_search"))
-        return fingerprint(X, offsets, y) + ((d,) + p,)
+        return array_digest(X, offsets, y) + ((d,) + p,)
 
     # -- fit --------------------------------------------------------------------------------
     def _fit(self, bags, y01):

@@ -1,7 +1,10 @@
-"""The one sha256 helper: provenance checksums of raw inputs (manifests, ``meta.json``)."""
+"""Hashes: sha256 provenance checksums of raw inputs (manifests, ``meta.json``), and a fast
+content key of arrays for the per-process reuse of fits (MIDR, MILR)."""
 from __future__ import annotations
 
 import hashlib
+
+import numpy as np
 
 
 def sha256_bytes(data):
@@ -16,3 +19,16 @@ def sha256_file(path):
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+def array_digest(*arrays):
+    """Hashable key of the arrays' contents: (shape, dtype) per array and one sha1 over their
+    bytes.  sha1 (hardware-accelerated on x86-64 and ARMv8) runs about 3x faster than blake2b
+    here: MIDR's and MILR's fit reuse hash the training data of every inner-CV fit."""
+    h = hashlib.sha1()
+    meta = []
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        meta.append((a.shape, a.dtype.str))
+        h.update(a.data)
+    return tuple(meta) + (h.hexdigest(),)
