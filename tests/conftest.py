@@ -14,6 +14,17 @@ from milbench.testing import toy_bags  # noqa: E402,F401 - the suite's bag gener
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO.parent / "shared" / "data"
 
+#: the files of whole Snakemake runs, longest first: collected first, so that each of the two
+#: workers (pyproject's ``-n 2 --dist loadfile``) starts one at once instead of the SLURM run
+#: being left for last
+LONG_FILES = ("test_slurm.py", "test_reruns.py", "test_own_method.py", "test_workflow_e2e.py",
+              "test_reproduction_parts.py")
+
+
+def pytest_collection_modifyitems(items):
+    items.sort(key=lambda item: (LONG_FILES.index(item.path.name)
+                                 if item.path.name in LONG_FILES else len(LONG_FILES)))
+
 
 def tiny_config():
     """musk1 (offline copy), 2 folds, MILR + MI-Simple: 2 method jobs of 2 cells (reruns, SLURM tests)."""
