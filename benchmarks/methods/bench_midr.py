@@ -10,7 +10,8 @@ same min-max-scaled musk2 instances, both measured in this run.  midr.txt Table 
 Also times one v-refit (10 L-BFGS-B iterations on (v, b), Algorithm 1 step 1) through
 ``scipy.optimize.minimize`` (the code before issue #26, plus its separate f(x0) evaluation)
 against :func:`milbench.utils.lbfgsb.lbfgsb` (the same Fortran/C routine without the wrapper)
-on the fitted projection, and checks the two give the same (v, b) bit for bit.
+on the fitted projection, and checks the two give the same (v, b) bit for bit; and times the
+fit-reuse key over the training data (blake2b before, sha1 now).
 
 Run:  OMP_NUM_THREADS=1 python benchmarks/methods/bench_midr.py [--C1 1e-3] [--C2 1] [--dims 0.3]
 """
@@ -27,6 +28,8 @@ from milbench.classifiers.milr import MILR, milr_loss_grad
 from milbench.data.bags import stack
 from milbench.data.sources import load_dataset
 from milbench.selectors.midr import MIDR, _bag_sq_loss
+from milbench.utils.cache import fingerprint
+from milbench.utils.hashing import array_digest
 from milbench.utils.lbfgsb import lbfgsb
 
 from _timing import best_of
@@ -106,6 +109,12 @@ def main():
     t_new = (time.process_time() - t0) / reps
     print(f"one v-refit (d + 1 = {d + 1}, 10 iterations), CPU: scipy minimize "
           f"{t_old * 1e3:.2f} ms, lbfgsb {t_new * 1e3:.2f} ms, ratio {t_old / t_new:.2f}x, same (v, b): {same}")
+    # the fit-reuse key over the training data: blake2b (utils.cache.fingerprint, before)
+    # against sha1 (utils.hashing.array_digest, MIDR's and MILR's key now), same run
+    t_b2 = best_of(lambda: fingerprint(X, offsets, yf), 7, number=5).cpu
+    t_sha = best_of(lambda: array_digest(X, offsets, yf), 7, number=5).cpu
+    print(f"fit key over the {X.nbytes / 2**20:.1f} MiB of instances, CPU: blake2b "
+          f"{t_b2 * 1e3:.2f} ms, sha1 {t_sha * 1e3:.2f} ms, ratio {t_b2 / t_sha:.2f}x")
     total = t_fit + t_clf
     print(f"MIDR fit + MILR fit: {total:.2f} s  vs paper Table 2 (musk2) {PAPER_MUSK2_SECONDS} s "
           f"-> {PAPER_MUSK2_SECONDS / total:.0f}x less")

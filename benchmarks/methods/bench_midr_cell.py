@@ -11,8 +11,7 @@ grid point fitted, the joblib ``Pipeline(memory=)`` cache for the 3 MILR C; MILR
             the C1 >= C2 points of one C2 share a fit), scipy's L-BFGS-B without its wrapper,
             no joblib cache (same rows, same choice as OLD up to rounding: see tests);
   milr-before — exact, but MILR as before (``minimize``'s wrapper, every grid point solved
-            even where MIDR's shared fit gives it the same projected bags) and MIDR's fits
-            keyed by a blake2b of the training data (``utils.cache.fingerprint``) as before;
+            even where MIDR's shared fit gives it the same projected bags);
   sk-auc  — exact, but the inner CV scores with scikit-learn's "roc_auc" scorer (as OLD does)
             instead of milbench's rank_auroc (the same AUROC at 1/20 of the CPU);
   excess  — also stop="excess" (relative decrease of F minus its constant part);
@@ -57,7 +56,6 @@ from milbench.selectors.midr import (
     sparsity_loss,
     tangent_projection,
 )
-from milbench.utils.cache import fingerprint
 
 GRID = [1.0e-4, 1.0e-3, 1.0e-2, 1.0e-1, 1.0, 1.0e+1, 1.0e+2, 1.0e+3, 1.0e+4]
 LOG = defaultdict(list)        # variant -> [(C1, C2, iterations)] of every computed MIDR fit
@@ -202,20 +200,19 @@ def parse_variant(v):
 
 @contextlib.contextmanager
 def milr_before():
-    """MILR as before its reuse and wrapper-free driver (``minimize`` for every fit), MIDR's
-    fit key as before (blake2b)."""
+    """MILR as before its reuse and wrapper-free driver: ``minimize`` for every fit."""
     def solve(self, X, offsets, y, theta0):
         return minimize(milr.milr_loss_grad, theta0, jac=True, method="L-BFGS-B",
                         args=(X, offsets, y.astype(float), self.C, self.combine, self.alpha,
                               self.fit_intercept),
                         options={"maxiter": self.max_iter, "gtol": self.tol})
-    kept = milr.MILR._solve, M.array_digest
-    milr.MILR._solve, M.array_digest = solve, fingerprint
+    kept = milr.MILR._solve
+    milr.MILR._solve = solve
     try:
         with milr.FIT_CACHE.disabled():
             yield
     finally:
-        milr.MILR._solve, M.array_digest = kept
+        milr.MILR._solve = kept
 
 
 def run_cell(bags, folds, fold, dims, name, params, keep_midr_fits=False):

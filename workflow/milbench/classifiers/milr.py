@@ -131,7 +131,8 @@ class MILR(MILClassifier):
     (initialise from single-instance logistic regression with inherited labels).
     ``diagnostics_["converged"]`` = 1 when L-BFGS-B met its tolerance, 0 when it stopped at
     ``max_iter`` iterations (then a ConvergenceWarning) or on a failed line search;
-    ``n_iter`` = L-BFGS-B iterations.
+    ``n_iter`` = L-BFGS-B iterations.  A fit on training bags this process has already fitted
+    with the same parameters reuses that solve (:class:`FitCache`; the same model).
     """
 
     _parameter_constraints = {
