@@ -227,3 +227,16 @@ def test_first_draw_is_at_a_middle_training_ratio_and_corners_count_once():
     groups, n_groups, fixed = P.tuned_groups(method, 4, np.random.default_rng(0))
     assert (n_groups, fixed, len(groups)) == (5, 3, 4)
     assert P.tuned_groups(method, 4, np.random.default_rng(0), first=False)[2] == 1
+
+
+def test_tuned_draw_times_a_random_group_before_its_soft_cap_stops_it():
+    """Past its soft cap a first draw still times one random group after the centre and the
+    corners (else the corners' mean stands for the whole grid); a later draw (one fixed group)
+    and a whole-grid draw stop after two groups, as before."""
+    first = {"n_fixed": 3, "groups": [[()]] * 6, "soft_cap": 10.0}
+    assert [P.timed_enough(k, first, 50.0) for k in (2, 3, 4)] == [False, False, True]
+    assert not P.timed_enough(5, first, 5.0)                  # within the cap: go on
+    later = {**first, "n_fixed": 1}
+    assert [P.timed_enough(k, later, 50.0) for k in (1, 2)] == [False, True]
+    whole = {**first, "n_fixed": 6}
+    assert P.timed_enough(2, whole, 50.0)
