@@ -322,9 +322,9 @@ def _inner_split(ctx, cell, n_folds):
 def timed_enough(done, task, cpu):
     """Whether a tuned draw that has timed ``done`` groups in ``cpu`` seconds stops: once its
     ``soft_cap`` is spent, but not before one random group after the centre and the corners
-    (``n_fixed``), which stands for the rest of the grid in the estimate; without it the mean of
-    the corners would (an extreme corner of MILSD's grid, 68 s against 1-2 s, then stood for 41
-    of its 44 points)."""
+    (``n_fixed``), which stands for the rest of the grid in the estimate.  Without one, the
+    corners' mean stood for the rest (an extreme corner of MILSD's grid, 68 s against 1-2 s
+    elsewhere, for 41 of its 44 points)."""
     random_drawn = task["n_fixed"] < len(task["groups"])
     need = max(2, task["n_fixed"] + 1) if random_drawn else 2
     return done >= need and cpu > task["soft_cap"]

@@ -23,8 +23,9 @@ def sha256_file(path):
 
 def array_digest(*arrays):
     """Hashable key of the arrays' contents: (shape, dtype) per array and one sha1 over their
-    bytes.  sha1 (hardware-accelerated on x86-64 and ARMv8) runs about 3x faster than blake2b
-    here: MIDR's and MILR's fit reuse hash the training data of every inner-CV fit."""
+    bytes.  sha1 runs about 2x faster than blake2b where the CPU has SHA instructions
+    (benchmarks/methods/bench_midr.py): MIDR's and MILR's fit reuse hash the training data of
+    every inner-CV fit."""
     h = hashlib.sha1()
     meta = []
     for a in arrays:
