@@ -1,4 +1,6 @@
 """LC-MF (Zhu et al. 2007): analytic gradient, SVD limit, fold-in, transduction, contract."""
+import contextlib
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -94,3 +96,30 @@ def test_contract_and_determinism():
     assert set(a.predict(B)) <= {-1, 1}
     lst = LCMF(n_factors=3, random_state=0).fit(B.as_list(), y)      # no graph: content only
     assert lst.diagnostics_["n_edges"] == 0 and lst.decision_function(B.as_list()).shape == (40,)
+
+
+def test_factorisations_are_shared_across_svm_C_and_equal_fresh_ones():
+    """The factorisation does not depend on svm_C: a grid over it factorises each inner fold
+    once (FACTOR_CACHE), with the same models and scores as factorising for every point."""
+    from sklearn.model_selection import GridSearchCV, StratifiedKFold
+
+    from milbench.classifiers.lcmf import FACTOR_CACHE
+
+    B, y = graph_bags(seed=3)
+    grid = {"svm_C": [0.1, 1.0, 10.0]}
+    cv = StratifiedKFold(3, shuffle=True, random_state=0)
+    runs = {}
+    for reuse in (False, True):
+        FACTOR_CACHE.clear()
+        with (FACTOR_CACHE.disabled() if not reuse else contextlib.nullcontext()):
+            gs = GridSearchCV(LCMF(n_factors=4, random_state=0), grid, cv=cv).fit(B, y)
+        runs[reuse] = (gs.cv_results_["mean_test_score"], gs.best_estimator_.decision_function(B),
+                       (FACTOR_CACHE.hits, FACTOR_CACHE.misses))
+    assert np.array_equal(runs[False][0], runs[True][0])
+    assert np.array_equal(runs[False][1], runs[True][1])
+    assert runs[True][2] == (2 * 3, 3 + 1)          # 3 inner folds x 3 C; then the refit
+    assert runs[False][2] == (0, 0)
+    # a seed that is not an integer draws a new start: never shared
+    FACTOR_CACHE.clear()
+    LCMF(n_factors=4, random_state=None).fit(B, y)
+    assert (FACTOR_CACHE.hits, FACTOR_CACHE.misses) == (0, 0)

@@ -21,8 +21,15 @@ A and C; their factors are stored by bag id and used by ``decision_function`` wh
 those bag ids).  Without ``unlabeled`` only the training bags are factorised and a new page is
 *folded in*: z = argmin α‖c − Vz‖² + β‖z‖² (+ ‖a_out − Z Uᵀ z‖² + ‖a_in − Z U z‖² when the
 container given to ``decision_function`` has edges to training bag ids).
+
+The factorisation does not depend on ``svm_C``: each distinct factorisation (the same A, C, k,
+α, γ, β, iteration cap and integer seed) is computed once per process (:class:`FactorCache`),
+so an inner CV over ``svm_C`` factorises each inner fold once, not once per C (the same models,
+tests).
 """
 from __future__ import annotations
+
+import numbers
 
 import numpy as np
 import scipy.sparse as sp
@@ -40,6 +47,8 @@ from milbench.base import (
     warn_cap,
 )
 from milbench.data.bags import BagError, Bags, check_bags, labels_to_01, stack
+from milbench.utils.cache import LRUCache
+from milbench.utils.hashing import array_digest
 
 
 def lcmf_objective(theta, A, Cm, k, alpha, gamma, beta, A_sq=None, C_sq=None):
@@ -83,6 +92,30 @@ def factorise(A, Cm, k=50, alpha=1.0, gamma=0.1, beta=0.1, max_iter=300, tol=1e-
     U = th[n * k:n * k + k * k].reshape(k, k)
     V = th[n * k + k * k:].reshape(m, k)
     return Z, U, V, res
+
+
+class FactorCache(LRUCache):
+    """Factorisations of this process, keyed on the adjacency's and content matrix's bytes
+    (sha1) and every parameter :func:`factorise` depends on; only fits seeded by an integer are
+    kept (another seed draws a new start each time).  A grid over ``svm_C`` hands LC-MF the same
+    pages per inner fold for each C: a hit returns the (Z, U, V, result) a fresh factorisation
+    computes (tests).  64 MiB: θ is (n + m)·k + k² floats, 1.9 MB for WebKB faculty."""
+
+    def __init__(self, max_bytes=64 * 2**20):
+        super().__init__(max_bytes, sizeof=lambda f: f[3].x.nbytes + 200)
+
+    def prepare(self, factors):
+        for a in factors[:3] + (factors[3].x,):
+            a.flags.writeable = False
+        return factors
+
+    @staticmethod
+    def key(A, Cm, **params):
+        return array_digest(A.data, A.indices, A.indptr, Cm) + (A.shape,) + tuple(
+            sorted(params.items()))
+
+
+FACTOR_CACHE = FactorCache()
 
 
 def _page_vectors(inst, offsets):
@@ -180,8 +213,13 @@ class LCMF(MILClassifier):
         n = len(all_ids)
         A = _adjacency(containers, index, n)
         k = int(min(self.n_factors, n, Cm.shape[1]))
-        Z, U, V, res = factorise(A, Cm, k, self.alpha, self.gamma, self.beta, self.max_iter,
-                                 random_state=self.random_state)
+        args = dict(k=k, alpha=self.alpha, gamma=self.gamma, beta=self.beta,
+                    max_iter=self.max_iter, random_state=self.random_state)
+        if FACTOR_CACHE.enabled and isinstance(self.random_state, numbers.Integral):
+            Z, U, V, res = FACTOR_CACHE.get(FACTOR_CACHE.key(A, Cm, **args),
+                                            lambda: factorise(A, Cm, **args))
+        else:
+            Z, U, V, res = factorise(A, Cm, **args)
         self.U_, self.V_ = U, V
         n_lab = len(ids)
         self.Z_train_ = Z[:n_lab]

@@ -1,0 +1,82 @@
+"""LC-MF tuned cells: a factorisation per grid point (BEFORE) vs one per inner fold, shared by
+the svm_C grid (AFTER), CPU per cell in the same run.
+
+A cell of config/paper/milsd.yaml's ``milsd-webkb`` (LC-MF, 50 factors, svm_C over 6 values,
+5 inner folds, inner accuracy, transductive: every fit also factorises the pages it is not
+trained on) on a WebKB store, built by the workflow's own estimator
+(:func:`milbench.experiment.fold.build_estimator`).  BEFORE runs with
+``milbench.classifiers.lcmf.FACTOR_CACHE`` disabled (every grid point factorises its inner
+fold again: 31 factorisations a cell); AFTER with it (6).  Prints CPU seconds per cell, the
+factorisations, the chosen svm_C, the test accuracy, and whether every inner-CV score and
+every test score is equal.
+
+    OMP_NUM_THREADS=1 python benchmarks/methods/bench_lcmf_cell.py \\
+        --bags results/bags/webkb-faculty@<tag> [--ratio 0.2] [--cells 1]
+
+Cells are repeats 0..cells-1 of the config's ratio protocol (seed 0) at ``--ratio``.
+"""
+from __future__ import annotations
+
+from _paths import REPO
+import argparse
+import contextlib
+import time
+
+import numpy as np
+
+from milbench.classifiers.lcmf import FACTOR_CACHE
+from milbench.data.folds import make_folds, split
+from milbench.data.store import read_bags
+from milbench.experiment.fold import Unlabeled, build_estimator
+
+GRID = [0.03125, 0.125, 0.5, 2.0, 8.0, 32.0]
+RATIOS = [0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5]     # the config's protocol: fold = ratio index
+
+
+def run_cell(bags, folds, repeat, fold, share):
+    tr, te, _ = split(folds, repeat, fold, bags.bag_ids)
+    train, test = bags.subset(tr), bags.subset(te)
+    est = build_estimator("none", {"name": "none"},
+                          {"name": "lcmf", "n_factors": 50, "tune": {"svm_C": GRID}},
+                          seed=repeat, inner_folds=5, inner_metric="accuracy")
+    FACTOR_CACHE.clear()
+    with contextlib.nullcontext() if share else FACTOR_CACHE.disabled():
+        t = time.process_time()
+        est.fit(train, train.labels, unlabeled=Unlabeled(bags))
+        cpu = time.process_time() - t
+    factorisations = FACTOR_CACHE.misses if share else len(GRID) * 5 + 1
+    scores = est.decision_function(test)
+    acc = float(np.mean((scores > 0) == (test.labels > 0)))
+    return {"cpu": cpu, "factorisations": factorisations, "C": est.best_params_["classify__svm_C"],
+            "inner": est.cv_results_["mean_test_score"], "scores": scores, "accuracy": acc}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bags", default=str(REPO / "results" / "bags" / "webkb-faculty@src-6455812d"))
+    ap.add_argument("--ratio", type=float, default=0.2, choices=RATIOS)
+    ap.add_argument("--cells", type=int, default=1)
+    a = ap.parse_args()
+    bags = read_bags(a.bags)
+    folds = make_folds(bags.bag_ids, bags.labels, {"kind": "ratio", "train_ratios": RATIOS,
+                                                   "repeats": a.cells, "seed": 0})
+    fold = RATIOS.index(a.ratio)
+    print(f"{a.bags}: {len(bags)} pages; LC-MF, svm_C x {len(GRID)}, 5 inner folds, "
+          f"transductive, ratio {a.ratio}", flush=True)
+    ratios = []
+    for repeat in range(a.cells):
+        before, after = (run_cell(bags, folds, repeat, fold, share) for share in (False, True))
+        same = (np.array_equal(before["inner"], after["inner"])
+                and np.array_equal(before["scores"], after["scores"]))
+        ratios.append(before["cpu"] / after["cpu"])
+        for name, r in (("before", before), ("after", after)):
+            print(f"cell {repeat} {name:>6}: {r['cpu']:7.1f} s CPU, {r['factorisations']:2d} "
+                  f"factorisations, chosen svm_C={r['C']:g}, test accuracy {r['accuracy']:.4f}",
+                  flush=True)
+        print(f"cell {repeat}: before/after {ratios[-1]:.2f}x; inner-CV and test scores "
+              f"{'equal' if same else 'DIFFER'}", flush=True)
+    print(f"mean before/after over {a.cells} cell(s): {np.mean(ratios):.2f}x")
+
+
+if __name__ == "__main__":
+    main()
