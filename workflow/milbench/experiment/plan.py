@@ -819,7 +819,9 @@ def _fits_cell(fam):
 
 
 def rows(result):
-    """Flat rows (one per family and data set) for --csv."""
+    """Flat rows (one per family and data set) for --csv; ``experiment_cpu`` is the family's
+    experiment's whole estimate (its families, fold stages, job starts and workflow), repeated
+    on each of its rows."""
     out = []
     for e in result["experiments"]:
         for f in e["families"]:
@@ -832,7 +834,8 @@ def rows(result):
                         "draws": len(f["draws"]), "cell_cpu": f.get("cell_cpu"),
                         "cpu": f.get("cpu"), "lower_bound": f.get("lower"),
                         "skipped": f.get("skipped") or f.get("error"),
-                        "threads": e["threads"], "mem_mb": e["mem_mb"], "runtime": e["runtime"]})
+                        "threads": e["threads"], "mem_mb": e["mem_mb"], "runtime": e["runtime"],
+                        "experiment_cpu": e.get("cpu")})
     return out
 
 
