@@ -229,14 +229,19 @@ def test_first_draw_is_at_a_middle_training_ratio_and_corners_count_once():
     assert P.tuned_groups(method, 4, np.random.default_rng(0), first=False)[2] == 1
 
 
-def test_tuned_draw_times_a_random_group_before_its_soft_cap_stops_it():
-    """Past its soft cap a first draw still times one random group after the centre and the
-    corners (else the corners' mean stands for the whole grid); a later draw (one fixed group)
-    and a whole-grid draw stop after two groups, as before."""
-    first = {"n_fixed": 3, "groups": [[()]] * 6, "soft_cap": 10.0}
-    assert [P.timed_enough(k, first, 50.0) for k in (2, 3, 4)] == [False, False, True]
-    assert not P.timed_enough(5, first, 5.0)                  # within the cap: go on
+def test_tuned_draw_times_random_groups_before_its_soft_cap_stops_it():
+    """Past its soft cap a first draw still times MIN_RANDOM_GROUPS random groups after the
+    centre and the corners (else the corners' mean, or one point, stands for the whole grid),
+    fewer when the grid has fewer; a later draw (one fixed group) and a whole-grid draw stop
+    after two groups."""
+    assert P.MIN_RANDOM_GROUPS == 3
+    first = {"n_fixed": 3, "groups": [[()]] * 8, "soft_cap": 10.0}
+    assert [P.timed_enough(k, first, 50.0) for k in (2, 3, 4, 5, 6)] == \
+        [False, False, False, False, True]
+    assert not P.timed_enough(7, first, 5.0)                  # within the cap: go on
+    small = {**first, "groups": [[()]] * 4}                   # one random group in the grid
+    assert [P.timed_enough(k, small, 50.0) for k in (3, 4)] == [False, True]
     later = {**first, "n_fixed": 1}
     assert [P.timed_enough(k, later, 50.0) for k in (1, 2)] == [False, True]
-    whole = {**first, "n_fixed": 6}
+    whole = {**first, "n_fixed": 8}
     assert P.timed_enough(2, whole, 50.0)

@@ -211,6 +211,26 @@ def test_archive_status_cli_and_refusals(tmp_path, capsys):
         == "2026-12-02"
 
 
+def test_archive_remarks_the_synthetic_data_sets_of_a_run(tmp_path):
+    """A run whose summary.csv marks a data set synthetic (a chain's generated stand-in, e.g.
+    Reddit) is archived with a remark naming it, and its page shows the remark; a run on real
+    data gets none."""
+    repo = _repo(tmp_path)
+    store = repo / "resources" / "reproductions"
+    cfg = repo / "config" / "reduced" / "miordm-20-splits.yaml"
+    results = _finished_run(repo, "miordm-heatmap", 0.83)
+    pd.DataFrame({"dataset": ["tiger", "fox"], "synthetic": [True, False]}).to_csv(
+        results / "summary.csv", index=False)
+    path, _ = archive(results, cfg, store, repo=repo, date="2026-12-01")
+    meta = yaml.safe_load(path.with_suffix(".yaml").read_text())
+    assert meta["remark"].startswith("tiger: SYNTHETIC data")
+    assert "- remark: tiger: SYNTHETIC data" in pages(archive_dir=store)["miordm.md"]
+    pd.DataFrame({"dataset": ["tiger"], "synthetic": [False]}).to_csv(
+        results / "summary.csv", index=False)
+    path, _ = archive(results, cfg, store, repo=repo, date="2026-12-01")
+    assert "remark" not in yaml.safe_load(path.with_suffix(".yaml").read_text())
+
+
 def test_a_stale_archive_names_file_and_line(tmp_path):
     store = tmp_path / "archive"
     shutil.copytree(ARCHIVE_DIR, store)

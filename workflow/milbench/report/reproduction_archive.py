@@ -4,7 +4,8 @@ An entry ``<run>`` (the experiment's name) is ``<run>.csv``, the
 ``results/<experiment>/reproduction.csv`` the ``reproduction`` rule wrote, copied as is, and
 ``<run>.yaml``, its provenance (checked against ``schema.yaml`` there): paper, config file,
 experiments, FULL or REDUCED (and what was cut), data sets, CPU seconds of the run's jobs,
-date, the command that regenerates it, and the figures kept beside it (``<run>/<name>.png``).
+date, the command that regenerates it, the figures kept beside it (``<run>/<name>.png``), and
+a remark naming the data sets the run's summary marks synthetic.
 :func:`archive` adds one: ``python -m milbench.report.reproduction archive results/<experiment>
 --config <file>``; :func:`load_archive` reads a paper's entries back, checked.
 
@@ -262,6 +263,19 @@ def run_commit(results_dir):
     return head.stdout.strip() + ("+changes" if dirty else "")
 
 
+def synthetic_datasets(results_dir):
+    """The data sets a run's summary.csv marks synthetic (a chain's generated stand-in for data
+    not obtainable here, e.g. Reddit submissions), sorted."""
+    summary = Path(results_dir) / "summary.csv"
+    if not summary.is_file():
+        return []
+    s = pd.read_csv(summary)
+    if "synthetic" not in s:
+        return []
+    return sorted(s.loc[s["synthetic"].astype(str).str.lower() == "true", "dataset"]
+                  .astype(str).unique())
+
+
 def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=(),
             date=None, repo=REPO):
     """Keep the finished run ``results_dir`` (``results/<experiment>``, its name the
@@ -299,6 +313,9 @@ def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=
                 provenance=f"archived from results/{experiment}/reproduction.csv")
     if exp.get("description"):
         meta["description"] = " ".join(str(exp["description"]).split())
+    if synthetic := synthetic_datasets(results_dir):
+        meta["remark"] = (f"{', '.join(synthetic)}: SYNTHETIC data (generated in the source's "
+                          "schema), not the paper's; the numbers show the chain, not the paper's")
     folder = Path(archive_dir) / paper
     figs = []
     for spec in figures:
