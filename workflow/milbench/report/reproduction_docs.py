@@ -189,7 +189,7 @@ def _row_cells(t, res, gap_refs):
     met = _DASH if res["met"] is None else ("yes" if res["met"] else "no")
     m = res["run"].meta
     return head + [ours, _signed(res["difference"]), tol, met, res["run"].status,
-                   f"[{res['run'].name}](#{res['run'].name})", _code(m["config"]),
+                   f"[{res['run'].name}](#{res['run'].name.lower()})", _code(m["config"]),
                    _cpu(m["cpu_seconds"]), gap_refs]
 
 
@@ -246,7 +246,7 @@ def _paper_page(paper, meta, tg, runs, results, gaps, summary):
              _summary_line(summary), "", "## Runs", ""]
     if runs:
         lines += _table(["run", "status", "config", "data sets", "CPU", "date"],
-                        [[f"[{r.name}](#{r.name})", r.status, _code(r.meta["config"]),
+                        [[f"[{r.name}](#{r.name.lower()})", r.status, _code(r.meta["config"]),
                           ", ".join(r.meta["datasets"]) or _DASH, _cpu(r.meta["cpu_seconds"]),
                           r.meta["date"] or "not recorded"] for r in runs])
         lines.append("")
