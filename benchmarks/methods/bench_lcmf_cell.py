@@ -1,12 +1,12 @@
 """LC-MF tuned cells: a factorisation per grid point (BEFORE) vs one per inner fold, shared by
 the svm_C grid (AFTER), CPU per cell in the same run.
 
-A cell of config/paper/milsd.yaml's ``milsd-webkb`` (LC-MF, 50 factors, svm_C over 6 values,
-5 inner folds, inner accuracy, transductive: every fit also factorises the pages it is not
+A cell of config/paper/milsd.yaml's ``milsd-webkb`` (its LC-MF entry, protocol, inner folds and
+metric, read from the config; transductive: every fit also factorises the pages it is not
 trained on) on a WebKB store, built by the workflow's own estimator
 (:func:`milbench.experiment.fold.build_estimator`).  BEFORE runs with
 ``milbench.classifiers.lcmf.FACTOR_CACHE`` disabled (every grid point factorises its inner
-fold again: 31 factorisations a cell); AFTER with it (6).  Prints CPU seconds per cell, the
+fold again: |grid| x 5 + 1 factorisations a cell); AFTER with it (6).  Prints CPU seconds per cell, the
 factorisations, the chosen svm_C, the test accuracy, and whether every inner-CV score and
 every test score is equal.
 
@@ -27,24 +27,27 @@ import numpy as np
 from milbench.classifiers.lcmf import FACTOR_CACHE
 from milbench.data.folds import make_folds, split
 from milbench.data.store import read_bags
+from milbench.experiment.config import load_config
 from milbench.experiment.fold import Unlabeled, build_estimator
 
-GRID = [0.03125, 0.125, 0.5, 2.0, 8.0, 32.0]
-RATIOS = [0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5]     # the config's protocol: fold = ratio index
+EXP = load_config(REPO / "config" / "paper" / "milsd.yaml")["experiments"]["milsd-webkb"]
+LCMF_SPEC = next(c for c in EXP["classifiers"] if c["name"] == "lcmf")
+RATIOS = EXP["protocol"]["train_ratios"]            # fold = ratio index
 
 
 def run_cell(bags, folds, repeat, fold, share):
     tr, te, _ = split(folds, repeat, fold, bags.bag_ids)
     train, test = bags.subset(tr), bags.subset(te)
-    est = build_estimator("none", {"name": "none"},
-                          {"name": "lcmf", "n_factors": 50, "tune": {"svm_C": GRID}},
-                          seed=repeat, inner_folds=5, inner_metric="accuracy")
+    est = build_estimator(EXP["scale"], {"name": "none"}, LCMF_SPEC,
+                          seed=EXP["protocol"]["seed"] + repeat, inner_folds=EXP["inner_folds"],
+                          inner_metric=EXP["inner_metric"])
     FACTOR_CACHE.clear()
     with contextlib.nullcontext() if share else FACTOR_CACHE.disabled():
         t = time.process_time()
         est.fit(train, train.labels, unlabeled=Unlabeled(bags))
         cpu = time.process_time() - t
-    factorisations = FACTOR_CACHE.misses if share else len(GRID) * 5 + 1
+    grid = len(LCMF_SPEC["tune"]["svm_C"])
+    factorisations = FACTOR_CACHE.misses if share else grid * EXP["inner_folds"] + 1
     scores = est.decision_function(test)
     acc = float(np.mean((scores > 0) == (test.labels > 0)))
     return {"cpu": cpu, "factorisations": factorisations, "C": est.best_params_["classify__svm_C"],
@@ -58,11 +61,10 @@ def main():
     ap.add_argument("--cells", type=int, default=1)
     a = ap.parse_args()
     bags = read_bags(a.bags)
-    folds = make_folds(bags.bag_ids, bags.labels, {"kind": "ratio", "train_ratios": RATIOS,
-                                                   "repeats": a.cells, "seed": 0})
+    folds = make_folds(bags.bag_ids, bags.labels, {**EXP["protocol"], "repeats": a.cells})
     fold = RATIOS.index(a.ratio)
-    print(f"{a.bags}: {len(bags)} pages; LC-MF, svm_C x {len(GRID)}, 5 inner folds, "
-          f"transductive, ratio {a.ratio}", flush=True)
+    print(f"{a.bags}: {len(bags)} pages; LC-MF, svm_C x {len(LCMF_SPEC['tune']['svm_C'])}, "
+          f"{EXP['inner_folds']} inner folds, transductive, ratio {a.ratio}", flush=True)
     ratios = []
     for repeat in range(a.cells):
         before, after = (run_cell(bags, folds, repeat, fold, share) for share in (False, True))

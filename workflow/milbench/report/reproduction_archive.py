@@ -272,8 +272,7 @@ def synthetic_datasets(results_dir):
     s = pd.read_csv(summary)
     if "synthetic" not in s:
         return []
-    return sorted(s.loc[s["synthetic"].astype(str).str.lower() == "true", "dataset"]
-                  .astype(str).unique())
+    return sorted(s.loc[s["synthetic"].fillna(False).astype(bool), "dataset"].astype(str).unique())
 
 
 def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=(),
