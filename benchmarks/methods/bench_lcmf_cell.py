@@ -6,9 +6,9 @@ metric, read from the config; transductive: every fit also factorises the pages 
 trained on) on a WebKB store, built by the workflow's own estimator
 (:func:`milbench.experiment.fold.build_estimator`).  BEFORE runs with
 ``milbench.classifiers.lcmf.FACTOR_CACHE`` disabled (every grid point factorises its inner
-fold again: |grid| x 5 + 1 factorisations a cell); AFTER with it (6).  Prints CPU seconds per cell, the
-factorisations, the chosen svm_C, the test accuracy, and whether every inner-CV score and
-every test score is equal.
+fold again: |grid| × inner folds + 1 factorisations a cell); AFTER with it (inner folds + 1).
+Prints CPU seconds per cell, the factorisations, the chosen svm_C, the test accuracy, and
+whether every inner-CV score and every test score is equal.
 
     OMP_NUM_THREADS=1 python benchmarks/methods/bench_lcmf_cell.py \\
         --bags results/bags/webkb-faculty@<tag> [--ratio 0.2] [--cells 1]
