@@ -77,11 +77,16 @@ def test_counts_and_resources_equal_the_workflows_dry_run(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     jobs = {}                      # (rule, experiment) -> [(threads, mem_mb, runtime)]
-    for block in res.stdout.split("\nrule ")[1:]:
+    reports = {}                   # experiment -> its folds and report jobs
+    for block in re.split(r"\n(?:local)?rule ", res.stdout)[1:]:
         rule = block.split(":")[0]
+        exp = re.search(r"wildcards: experiment=([\w-]+)", block)
+        if rule in ("folds", "check_runs", "scores", "stats", "figures", "reproduction",
+                    "feature_coverage"):
+            reports[exp.group(1)] = reports.get(exp.group(1), 0) + 1
         if rule not in ("run_method", "fold_stage"):
             continue
-        exp = re.search(r"wildcards: experiment=([\w-]+)", block).group(1)
+        exp = exp.group(1)
         threads = int(re.search(r"threads: (\d+)", block).group(1))
         mem = int(re.search(r"mem_mb=(\d+)", block).group(1))
         runtime = int(re.search(r"runtime=(\d+)", block).group(1))
@@ -91,6 +96,7 @@ def test_counts_and_resources_equal_the_workflows_dry_run(tmp_path):
         c = P.count_experiment(name, exp, full["threads"]["run"])
         assert len(jobs[("run_method", name)]) == c["method_jobs"]
         assert len(jobs.get(("fold_stage", name), [])) == c["stage_jobs"]
+        assert reports[name] == c["report_jobs"]
         assert set(jobs[("run_method", name)]) == {(c["threads"], c["mem_mb"], c["runtime"])}
         n = len(expand_methods(exp)) * len(exp["datasets"]) * len(fold_keys(exp["protocol"]))
         assert c["cells"] == n

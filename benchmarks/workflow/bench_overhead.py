@@ -13,7 +13,11 @@ counted); then ``snakemake --cores N`` builds the scores in a fresh temp dir, an
 
 where the CPU of Snakemake and every process it started (job scripts, their forked workers)
 is this process's RUSAGE_CHILDREN, and Σ fit + predict comes from scores.parquet
-(fit_cpu_seconds + predict_seconds). ``--baseline`` runs another revision's Snakefile (e.g.
+(fit_cpu_seconds + predict_cpu_seconds).  That overhead is split into what the jobs spend (Σ
+``cpu_time`` of the run's benchmark files, what an archived run's CPU counts) and the
+scheduler's own CPU (the rest); the jobs' share, less one interpreter start per job
+(:func:`milbench.experiment.plan.fixed_job_cpu`, measured here), per cell is the planner's
+``CELL_OVERHEAD``: the plan counts job starts per job and the scheduler not at all. ``--baseline`` runs another revision's Snakefile (e.g.
 the per-fold design, 43dde0d) from a temporary git worktree on the same config, in this run,
 and prints the ratio.
 """
@@ -31,6 +35,8 @@ from pathlib import Path
 
 import pandas as pd
 import yaml
+
+from milbench.experiment.plan import fixed_job_cpu
 
 ENV = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
 
@@ -61,7 +67,8 @@ def snakemake(snakefile, workdir, *args):
 
 
 def measure(root, cfg, cores):
-    """(cells, total CPU, Σ fit+predict CPU, wall) of the method stage of one workflow."""
+    """(cells, total CPU, Σ fit+predict CPU, wall, Σ jobs' benchmark CPU, jobs) of the method
+    stage of one workflow."""
     with tempfile.TemporaryDirectory(prefix="bench-overhead-") as tmp:
         wd = Path(tmp)
         (wd / "config.yaml").write_text(yaml.safe_dump(cfg))
@@ -70,14 +77,21 @@ def measure(root, cfg, cores):
         cpu, wall = snakemake(root / "Snakefile", wd, "--cores", str(cores),
                               "results/overhead/scores.parquet")
         scores = pd.read_parquet(wd / "results/overhead/scores.parquet")
-    work = float((scores.fit_cpu_seconds + scores.predict_seconds).sum())
-    return len(scores), cpu, work, wall
+        bench = [pd.read_csv(p, sep="\t").cpu_time.iloc[-1]
+                 for p in (wd / "results/benchmarks/overhead").rglob("*.tsv")
+                 if "folds" not in p.parts]
+    work = float((scores.fit_cpu_seconds + scores.predict_cpu_seconds).sum())
+    return len(scores), cpu, work, wall, float(sum(bench)), len(bench)
 
 
-def report(name, cells, cpu, work, wall):
+def report(name, cells, cpu, work, wall, jobs_cpu, jobs, start):
     per = (cpu - work) / cells
+    in_jobs = (jobs_cpu - work - jobs * start) / cells
     print(f"{name:<22} {cells:6d} {cpu:9.1f} {work:9.1f} {cpu - work:10.1f} {per:9.3f} "
           f"{100 * (cpu - work) / cpu:7.1f} {wall:8.1f}")
+    print(f"{'':<22} of it in {jobs} jobs {jobs_cpu - work:.1f} s (starts {jobs} x {start:.2f} s), "
+          f"scheduler {cpu - jobs_cpu:.1f} s; per cell in the jobs beyond fits and starts "
+          f"(the plan's CELL_OVERHEAD) {in_jobs:.4f} s")
     return per
 
 
@@ -88,16 +102,17 @@ def main():
     ap.add_argument("--baseline", help="git revision to compare (run from a temp worktree)")
     a = ap.parse_args()
     cfg = config(a.repeats)
+    start = fixed_job_cpu()
     print(f"snakemake --cores {a.cores}; CPU seconds (user + sys) of snakemake and all its jobs")
     print(f"{'workflow':<22} {'cells':>6} {'CPU':>9} {'fit+pred':>9} {'overhead':>10} "
           f"{'s/cell':>9} {'% CPU':>7} {'wall s':>8}")
-    ours = report("this checkout", *measure(REPO, cfg, a.cores))
+    ours = report("this checkout", *measure(REPO, cfg, a.cores), start)
     if a.baseline:
         with tempfile.TemporaryDirectory(prefix="bench-overhead-rev-") as tmp:
             subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", tmp,
                             a.baseline], check=True, capture_output=True)
             try:
-                base = report(f"baseline {a.baseline[:12]}", *measure(Path(tmp), cfg, a.cores))
+                base = report(f"baseline {a.baseline[:12]}", *measure(Path(tmp), cfg, a.cores), start)
             finally:
                 subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", tmp],
                                check=True, capture_output=True)

