@@ -9,7 +9,14 @@ import pytest
 import yaml
 
 from milbench.report.reproduction import main, reproduction_table
-from milbench.report.reproduction_archive import ARCHIVE_DIR, ArchiveError, archive, load_archive
+from milbench.experiment.finished_cells import EARLIER_CPU
+from milbench.report.reproduction_archive import (
+    ARCHIVE_DIR,
+    ArchiveError,
+    archive,
+    cpu_seconds,
+    load_archive,
+)
 from milbench.report.reproduction_compare import compare
 from milbench.report.reproduction_docs import COMMAND, DOCS_DIR, pages
 from milbench.report.targets import TARGETS_DIR, TargetError, load_gaps
@@ -127,6 +134,33 @@ def _finished_run(repo, experiment, accuracy, dataset="tiger"):
     (bench / "scores.tsv").write_text(head + "2.0\t0:00:02\t100\t200\t100\t100\t0\t0\t50\t1.5\n")
     (bench / "figures.tsv").write_text(head + "1.0\t0:00:01\t100\t200\t100\t100\t0\t0\t50\tNA\n")
     return results
+
+
+def test_a_jobs_cpu_is_at_least_its_rows_fits_when_its_benchmark_missed_workers(tmp_path):
+    """A method job counts max(benchmark cpu_time + earlier attempts' cells, Σ fit + predict
+    CPU of its rows, per-seed rows' shared fit once); other jobs their benchmark."""
+    bench, runs = tmp_path / "benchmarks", tmp_path / "runs"
+    head = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
+
+    def job(name, bench_cpu, fits, earlier=None, seeds=1):
+        (bench / "runs" / "tiger" / "none").mkdir(parents=True, exist_ok=True)
+        (runs / "tiger" / "none").mkdir(parents=True, exist_ok=True)
+        (bench / "runs" / "tiger" / "none" / f"{name}.tsv").write_text(
+            head + f"30.0\t0:00:30\t1\t1\t1\t1\t0\t0\t90\t{bench_cpu}\n")
+        rows = pd.DataFrame([dict(repeat=0, fold=k, seed=s, fit_cpu_seconds=f,
+                                  predict_cpu_seconds=0.5)
+                             for k, f in enumerate(fits) for s in range(seeds)])
+        if earlier is not None:
+            rows.attrs[EARLIER_CPU] = earlier
+        rows.to_parquet(runs / "tiger" / "none" / f"{name}.parquet")
+
+    job("workers", 30.5, [20.0, 24.5])          # workers missed: the rows' 45.5 s count
+    job("sampled", 60.0, [20.0, 19.0])           # the benchmark's 60 s count
+    job("resumed", 10.0, [5.0, 30.0], earlier=30.5)     # 10 + 30.5 from kept cells > 36
+    job("per-seed", 1.0, [4.0], seeds=3)         # one cell: 4 + 0.5, not 3 x 4.5
+    (bench / "scores.tsv").write_text(head + "2.0\t0:00:02\t1\t1\t1\t1\t0\t0\t50\t1.5\n")
+    assert cpu_seconds(bench, runs) == 45.5 + 60.0 + 40.5 + 4.5 + 1.5
+    assert cpu_seconds(bench) == 30.5 + 60.0 + 10.0 + 1.0 + 1.5
 
 
 def test_archive_keeps_a_finished_run_and_the_pages_show_it(tmp_path, capsys):

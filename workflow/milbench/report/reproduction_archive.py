@@ -41,7 +41,7 @@ import pyarrow.parquet as pq
 import yaml
 
 from milbench.experiment.config import chain_settings, load_config
-from milbench.experiment.finished_cells import EARLIER_CPU
+from milbench.experiment.finished_cells import EARLIER_CPU, cell_cpu
 from milbench.report.targets import TABLE_COLUMNS, TARGET_KEY, paper_key, schema_error, yaml_lines
 
 __all__ = ["archive", "load_archive", "ArchiveError", "Run", "ARCHIVE_DIR", "REPO"]
@@ -229,15 +229,35 @@ def file_attrs(path):
     return json.loads(raw) if raw else {}
 
 
-def cpu_seconds(folder, runs=None):
-    """Sum of ``cpu_time`` over the Snakemake benchmark files under ``folder`` (an
-    experiment's: ``results/benchmarks/<experiment>``, where the shared data chains are not
-    counted), plus, for the method files under ``runs`` whose job took cells from earlier
-    attempts, those cells' CPU (:data:`~milbench.experiment.finished_cells.EARLIER_CPU`: the
-    benchmark times the last attempt only); None when there are no benchmarks."""
-    total, seen = 0.0, False
+def _method_files(runs):
+    """{path relative to ``runs``: (CPU of cells from earlier attempts, Σ fit + predict CPU of
+    its rows)} of the method files ``runs/<dataset>/<selector>/<classifier>.parquet``."""
+    out = {}
     for path in sorted(Path(runs).rglob("*.parquet")) if runs else ():
-        total += float(file_attrs(path).get(EARLIER_CPU, 0.0))
+        rel = path.relative_to(runs)
+        if len(rel.parts) != 3:                  # a kept cell of an unfinished job
+            continue
+        columns = ["repeat", "fold", "fit_cpu_seconds", "predict_cpu_seconds"]
+        work = (float(cell_cpu(pd.read_parquet(path, columns=columns)).to_numpy().sum())
+                if set(columns) <= set(pq.read_schema(path).names) else 0.0)
+        out[rel] = (float(file_attrs(path).get(EARLIER_CPU, 0.0)), work)
+    return out
+
+
+def cpu_seconds(folder, runs=None):
+    """CPU seconds of a run: the sum over the Snakemake benchmark files under ``folder`` (an
+    experiment's: ``results/benchmarks/<experiment>``, where the shared data chains are not
+    counted) of their ``cpu_time``, None when there are none.
+
+    A method job under ``runs`` counts the larger of its benchmark's ``cpu_time`` plus the CPU
+    of the cells it took from earlier attempts
+    (:data:`~milbench.experiment.finished_cells.EARLIER_CPU`: the benchmark times the last
+    attempt only) and the fit + predict CPU of its rows.  Snakemake samples a job's processes
+    every 30 s (after its first 15), so the CPU that forked workers spend after their last
+    sample is lost: on miordm-ratio's tuned baselines (30-40 s jobs with two workers) the
+    benchmarks held 30 s where the rows' fits alone took 43-67 s."""
+    files = _method_files(runs)
+    total, seen = 0.0, False
     for path in sorted(folder.rglob("*.tsv")):
         try:
             table = pd.read_csv(path, sep="\t")
@@ -245,8 +265,15 @@ def cpu_seconds(folder, runs=None):
             continue
         if "cpu_time" in table.columns:
             values = pd.to_numeric(table["cpu_time"], errors="coerce").dropna()
-            total += float(values.sum())
+            job = float(values.sum())
+            rel = path.relative_to(folder)
+            key = Path(*rel.parts[1:]).with_suffix(".parquet") if len(rel.parts) > 1 else None
+            if rel.parts[0] == "runs" and key in files:
+                earlier, work = files.pop(key)
+                job = max(job + earlier, work)
+            total += job
             seen = seen or not values.empty
+    total += sum(earlier for earlier, _ in files.values())      # files without a benchmark
     return round(total, 1) if seen else None
 
 
