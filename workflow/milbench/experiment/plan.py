@@ -27,7 +27,8 @@ Measuring (what varies from run to run): the cost of a fit varies strongly over 
 large C, MIDR's C1 < C2 points), over list-expanded methods and over training ratios, so every
 *family* (data set x selector entry x classifier entry of the config) gets draws spread over
 its space: a draw is one (method, cell) -- the first at the middle values / middle cell, then
-the lowest and the highest, then balanced random (every value equally often) -- and
+(tuned and HyDR-MI families) the lowest and the highest, then balanced random (every value
+equally often) -- and
 
 * an untuned draw runs the whole cell (``milbench.experiment.runner.run_cell``) on the cell's
   real training bags, its fold stage provided as the workflow does, and counts its fit and the
@@ -58,8 +59,8 @@ built.  Each job -- method and fold-stage jobs, and an experiment's folds (one a
 check_runs, scores, stats, figures, reproduction (and coverage) jobs -- also pays a fixed cost
 (interpreter, imports: measured here), and each cell ``--cell-overhead`` CPU s (the workflow's
 own in the jobs, :data:`CELL_OVERHEAD`).  So the estimate is what the run's jobs spend, what an
-archived run's CPU counts (the sum of its jobs' benchmarks); Snakemake's own CPU (~0.7 s a
-job, where it runs) is not in it.
+archived run's CPU counts (:func:`milbench.report.reproduction_archive.cpu_seconds`);
+Snakemake's own CPU (~0.7 s a job, where it runs) is not in it.
 
 Wall at N cores = max(total CPU / N, the longest method job's CPU / its threads): perfect
 packing, so a lower bound.
@@ -119,11 +120,12 @@ from milbench.selectors.hydr import _CachedFitness, _inner_folds, fitness_evalua
 #: CPU s a method job spends per cell beyond the fit, the test bags' scoring and its one
 #: interpreter start (the cell's split, scaling, scores row and file): 0.014-0.017 s in
 #: benchmarks/workflow/bench_overhead.py.  Snakemake's own CPU (~0.7 s a job, on the machine
-#: that schedules) is not counted, as an archived run's CPU (its jobs' benchmarks) does not.
+#: that schedules) is not counted, as an archived run's CPU (its jobs') does not.
 CELL_OVERHEAD = 0.015
 
 #: an untuned family whose first draws took less CPU than this is drawn again (up to
-#: ``max_draws``): one cell of a 0.05 s fit stood for 14,850 (miordm-heatmap, planned 1.7x)
+#: ``max_draws``): one 0.08 s cell had stood for miordm-heatmap's 14,850, whose fits averaged
+#: 0.045 s
 MIN_UNTUNED_CPU = 1.0
 
 
