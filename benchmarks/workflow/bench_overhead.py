@@ -14,12 +14,12 @@ counted); then ``snakemake --cores N`` builds the scores in a fresh temp dir, an
 where the CPU of Snakemake and every process it started (job scripts, their forked workers)
 is this process's RUSAGE_CHILDREN, and Σ fit + predict comes from scores.parquet
 (fit_cpu_seconds + predict_cpu_seconds).  That overhead is split into what the jobs spend (Σ
-``cpu_time`` of the run's benchmark files, what an archived run's CPU counts) and the
-scheduler's own CPU (the rest); the jobs' share, less one interpreter start per job
-(:func:`milbench.experiment.plan.fixed_job_cpu`, measured here), per cell is the planner's
-``CELL_OVERHEAD``: the plan counts job starts per job and the scheduler not at all. ``--baseline`` runs another revision's Snakefile (e.g.
-the per-fold design, 43dde0d) from a temporary git worktree on the same config, in this run,
-and prints the ratio.
+``cpu_time`` of the run's benchmark files: these jobs last a few seconds, which Snakemake
+samples every 0.5 s) and the scheduler's own CPU (the rest); the jobs' share, less one
+interpreter start per job (:func:`milbench.experiment.plan.fixed_job_cpu`, measured here), per
+cell is the planner's ``CELL_OVERHEAD``: the plan counts job starts per job and the scheduler
+not at all.  ``--baseline`` runs another revision's Snakefile (e.g. the per-fold design,
+43dde0d) from a temporary git worktree on the same config, in this run, and prints the ratio.
 """
 from __future__ import annotations
 
@@ -112,7 +112,8 @@ def main():
             subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", tmp,
                             a.baseline], check=True, capture_output=True)
             try:
-                base = report(f"baseline {a.baseline[:12]}", *measure(Path(tmp), cfg, a.cores), start)
+                base = report(f"baseline {a.baseline[:12]}", *measure(Path(tmp), cfg, a.cores),
+                              start)
             finally:
                 subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", tmp],
                                check=True, capture_output=True)

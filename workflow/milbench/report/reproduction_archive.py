@@ -233,11 +233,11 @@ def _method_files(runs):
     """{path relative to ``runs``: (CPU of cells from earlier attempts, Σ fit + predict CPU of
     its rows)} of the method files ``runs/<dataset>/<selector>/<classifier>.parquet``."""
     out = {}
+    columns = ["repeat", "fold", "fit_cpu_seconds", "predict_cpu_seconds"]
     for path in sorted(Path(runs).rglob("*.parquet")) if runs else ():
         rel = path.relative_to(runs)
         if len(rel.parts) != 3:                  # a kept cell of an unfinished job
             continue
-        columns = ["repeat", "fold", "fit_cpu_seconds", "predict_cpu_seconds"]
         work = (float(cell_cpu(pd.read_parquet(path, columns=columns)).to_numpy().sum())
                 if set(columns) <= set(pq.read_schema(path).names) else 0.0)
         out[rel] = (float(file_attrs(path).get(EARLIER_CPU, 0.0)), work)
@@ -267,9 +267,10 @@ def cpu_seconds(folder, runs=None):
             values = pd.to_numeric(table["cpu_time"], errors="coerce").dropna()
             job = float(values.sum())
             rel = path.relative_to(folder)
-            key = Path(*rel.parts[1:]).with_suffix(".parquet") if len(rel.parts) > 1 else None
-            if rel.parts[0] == "runs" and key in files:
-                earlier, work = files.pop(key)
+            method = rel.relative_to("runs").with_suffix(".parquet") \
+                if rel.parts[0] == "runs" else None
+            if method in files:
+                earlier, work = files.pop(method)
                 job = max(job + earlier, work)
             total += job
             seen = seen or not values.empty
