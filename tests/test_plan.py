@@ -230,9 +230,52 @@ def test_first_draw_is_at_a_middle_training_ratio_and_corners_count_once():
     assert (first, low, high) == (3, 0, 6)
     method = {"selector": {"name": "none"},
               "classifier": {"name": "milr", "tune": {"C": [0.01, 0.1, 1.0, 10.0, 100.0]}}}
-    groups, n_groups, fixed = P.tuned_groups(method, 4, np.random.default_rng(0))
-    assert (n_groups, fixed, len(groups)) == (5, 3, 4)
-    assert P.tuned_groups(method, 4, np.random.default_rng(0), first=False)[2] == 1
+    draw = P.tuned_groups(method, 4, np.random.default_rng(0))
+    assert (draw["n_groups"], draw["n_fixed"], len(draw["groups"]), draw["n_shared"]) == \
+        (5, 3, 4, 0)
+    assert draw["shared_group"] is None
+    assert P.tuned_groups(method, 4, np.random.default_rng(0), first=False)["n_fixed"] == 1
+
+
+@pytest.mark.filterwarnings("ignore:MIDR stopped at max_iter")
+@pytest.mark.parametrize("stop", ["total", "excess"])
+def test_tuned_groups_count_midr_fits_as_its_inner_cv_solves_them(monkeypatch, stop):
+    """MIDR's settings with C1 >= C2 share one fit per C2 (one in all with stop="excess"): the
+    plan's distinct fits a fold x the inner folds (+ the refit) is what a real inner CV solves,
+    its draws hold one setting of each shared fit, and the rest are counted as shared."""
+    from milbench.data.bags import Bags
+    from milbench.experiment.fold import build_estimator
+    from milbench.selectors.midr import FIT_CACHE, MIDR
+    grid = [1e-2, 1e-1, 1.0, 10.0]
+    sel = {"name": "midr", "dims": 2, "max_iter": 5, "stop": stop,
+           "tune": {"C1": grid, "C2": grid}}
+    clf = {"name": "milr", "tune": {"C": [0.1, 10.0]}}
+    method = {"selector": sel, "classifier": clf}
+    slot = P.selector_fit_slot(sel)
+
+    def slot_of(group):
+        return slot(dict((k, v) for (st, k), v in group[0] if st == "select"))
+    for first in (True, False):
+        draw = P.tuned_groups(method, 4, np.random.default_rng(0), first=first)
+        groups = draw["groups"]
+        assert (draw["n_groups"], draw["n_shared"]) == \
+            ((6 + 4, 6) if stop == "total" else (6 + 1, 9))
+        assert (draw["n_fixed"], len(groups)) == \
+            ((3 if first and stop == "total" else 1), 4)
+        assert len({slot_of(g) for g in groups}) == len(groups)
+        shared, served = draw["shared_group"], groups[draw["shared_after"]]
+        assert shared != served and slot_of(shared) == slot_of(served)
+        assert draw["shared_after"] < draw["n_fixed"]       # always timed
+        every = P.tuned_groups(method, 0, np.random.default_rng(0), first=first)["groups"]
+        assert len(every) == draw["n_groups"]                # all distinct fits, in turn
+    n_fresh = draw["n_groups"]
+    solves, solve = [], MIDR._solve
+    monkeypatch.setattr(MIDR, "_solve", lambda self, *a: solves.append(1) or solve(self, *a))
+    FIT_CACHE.clear()
+    bags = Bags.from_list(*toy_bags(n_bags=24, d=5, seed=2))
+    build_estimator("minmax", sel, clf, inner_folds=2).fit(bags, bags.labels)
+    assert len(solves) == 2 * n_fresh + 1
+    assert P.selector_fit_slot({"name": "pca", "tune": {"dims": [1, 2]}}) is None
 
 
 def test_tuned_draw_times_random_groups_before_its_soft_cap_stops_it():

@@ -41,7 +41,9 @@ equally often) -- and
   ones`` (a later draw: ``first group + (groups - 1) x mean of the others``; the budget stops a
   draw only after one random group, :func:`timed_enough`), so what the grid shares in-process
   (kernel caches) is counted once and a costly corner weighs as one point of the grid, not as
-  a third of the sample; a cell is ``inner_folds`` x that, plus the
+  a third of the sample; where one selector fit serves several settings (MIDR's C1 >= C2
+  points, :func:`selector_fit_slot`) "groups" counts the distinct fits, and each setting served
+  by another's fit costs one such setting as timed; a cell is ``inner_folds`` x that, plus the
   refit on the cell's training bags and the test bags' scores (timed at the first point);
 * a HyDR-MI draw times fitness evaluations of chromosomes spread evenly over the (surrogate)
   GA runs that count the evaluations, through the evaluator HyDR-MI uses (the classifier's fast
@@ -116,6 +118,7 @@ from milbench.experiment.slurm import preflight, query_partition
 from milbench.experiment.stages import scale_bags, shared_stages
 from milbench.registry import add_code_dirs, make, resolve
 from milbench.selectors.hydr import _CachedFitness, _inner_folds, fitness_evaluator, genetic_search
+from milbench.selectors.midr import MIDR, FitCache
 
 #: CPU s a method job spends per cell beyond the fit, the test bags' scoring and its one
 #: interpreter start (the cell's split, scaling, scores row and file): 0.014-0.017 s in
@@ -368,8 +371,9 @@ def _draw_tuned(ctx, task):
     """Grid points fitted and scored as GridSearchCV does on one inner fold (the pipeline's
     selector cache included), in groups: with the cache, one group is a selector setting with
     every classifier setting; else one point.  Fold = the groups that stand for themselves
-    (``n_fixed``: the centre and corners) as timed + the other groups of the grid x the mean of
-    the random ones (what the grid shares in-process is counted once)."""
+    (``n_fixed``: the centre and corners) as timed + the other groups of the grid fitted afresh
+    x the mean of the random ones + the groups served by another's fit (``n_shared``) x the one
+    of them timed (``shared_group``); what the grid shares in-process is counted once."""
     m, exp = task["method"], ctx["exp"]
     K = exp["inner_folds"]
     stage_cpu = None
@@ -382,10 +386,10 @@ def _draw_tuned(ctx, task):
     scorer = get_scorer(inner_scorer(exp["inner_metric"]))
     views = dataset_views(ctx["bags"])
     caching = caches_selector_fits(m["selector"], m["classifier"])
-    groups, fits = [], []
+    groups, fits, shared = [], [], None
     start = time.process_time()
     with tempfile.TemporaryDirectory(prefix="milbench-plan-") as cache:
-        for group in task["groups"]:
+        def fit_group(group):
             t0 = time.process_time()
             for point in group:
                 t = time.process_time()
@@ -397,9 +401,21 @@ def _draw_tuned(ctx, task):
                 pipe.fit(inner, inner.labels, **fit_kw)
                 scorer(pipe, val, val.labels)
                 fits.append(time.process_time() - t)
-            groups.append(time.process_time() - t0)
+            return time.process_time() - t0
+
+        for i, group in enumerate(task["groups"]):
+            groups.append(fit_group(group))
+            if i == task.get("shared_after"):       # served by the fit just timed
+                n_fits = len(fits)
+                shared = fit_group(task["shared_group"])
+                del fits[n_fits:]
             if timed_enough(len(groups), task, time.process_time() - start):
                 break
+        if task.get("n_shared") and shared is None:    # its group not reached: fit it untimed
+            n_fits = len(fits)
+            fit_group(task["groups"][task["shared_after"]])
+            shared = fit_group(task["shared_group"])
+            del fits[n_fits:]
         # the refit on the cell's training bags at the first point, and the test bags' scores
         t = time.process_time()
         point = task["groups"][0][0]
@@ -419,6 +435,8 @@ def _draw_tuned(ctx, task):
     else:
         rest = sum(groups[1:]) / len(groups[1:]) if len(groups) > 1 else groups[0]
         fold = groups[0] + (n - 1) * rest
+    if task.get("n_shared"):    # groups served by another's fit, as the one timed
+        fold += task["n_shared"] * shared
     return {"cell_cpu": K * fold + refit, "fits": fits, "points_done": len(fits),
             "stage_cpu": stage_cpu}
 
@@ -603,39 +621,94 @@ def _env():
 # ------------------------------------------------------------------------------------------
 # the plan
 # ------------------------------------------------------------------------------------------
+def selector_fit_slot(selector):
+    """A function from a selector setting (dict) to the in-process fit that serves it, when the
+    selector serves several settings from one fit; else None.  MIDR (Sun et al. 2010, Eq. 12):
+    with C1 ≥ C2 the threshold C1/C2 ≥ 1 ≥ max|A_ij| keeps H ≡ 0, so those settings share one
+    fit per C2 (one in all with ``stop="excess"``): the slot rule of
+    :class:`milbench.selectors.midr.FitCache`, which the run's inner CV uses."""
+    cls = resolve("selector", selector["name"])
+    if not (isinstance(cls, type) and issubclass(cls, MIDR)):
+        return None
+    base = {**cls().get_params(), **strip_tune(selector)}
+
+    def slot(setting):
+        p = {**base, **setting}
+        shared = FitCache._h0_slot((), float(p["C1"]), float(p["C2"]), p["stop"])
+        return shared if shared is not None else tuple(sorted(setting.items()))
+    return slot
+
+
 def tuned_groups(method, points, rng, first=True):
-    """The grid points a tuned draw fits, in groups (see :func:`_draw_tuned`), and the number
-    of groups of the whole grid.  When the inner CV fits each selector setting once for all
-    classifier settings (``shares_selector_fits``: the pipeline's joblib cache, or the
-    selector's own in-process reuse, as MIDR's) a group is one selector setting with every
-    classifier setting (``points`` selector settings, default sqrt of the selector grid, 4-16);
-    else a group is one grid point (``points`` of them, default sqrt(|grid|), 4-16).  Also the
-    number of leading groups that stand for themselves in the estimate (the whole grid when it
-    is timed whole; the centre and the corners of a first draw; else the first group, which
-    carries the grid's one-time costs): the random groups after them stand for the rest.  Reuse
-    across selector settings (MIDR's C1 >= C2 points, one fit per C2) is not modelled: each
-    group is counted as fitted afresh, so such an estimate is high."""
+    """What a tuned draw fits (see :func:`_draw_tuned`), as a dict: ``groups``, the grid points
+    it times in groups; ``n_groups``, the groups of the whole grid fitted afresh; ``n_fixed``,
+    the leading groups that stand for themselves in the estimate; ``n_shared``, the groups
+    served by another's fit; and ``shared_group``, one of those, timed right after the group
+    ``shared_after`` whose fit serves it (None when nothing is shared).
+
+    When the inner CV fits each selector setting once for all classifier settings
+    (``shares_selector_fits``: the pipeline's joblib cache, or the selector's own in-process
+    reuse, as MIDR's) a group is one selector setting with every classifier setting
+    (``points`` selector settings, default sqrt of the selector grid, 4-16); else a group is one
+    grid point (``points`` of them, default sqrt(|grid|), 4-16).  The leading groups are the
+    whole grid when it is timed whole; the centre and the corners of a first draw; else the
+    first group, which carries the grid's one-time costs: the random groups after them stand
+    for the rest.  When settings share a fit (:func:`selector_fit_slot`: MIDR's C1 >= C2
+    points, one fit per C2) only one setting of each shared fit is drawn, and the random ones
+    are every other distinct fit (``points`` of them when given) in random order, timed until
+    the draw's share of the budget is spent (:func:`timed_enough`): MIDR's C1 < C2 fits cost
+    0.005-0.5 s, and on a fox cell (30 %, r0_f0; 33.5 s) ten draws of nine groups estimated
+    0.68-1.33x its CPU, six of all 45 0.93-0.96x.  A later draw's first group is one whose fit
+    serves others, so that a shared group is timed in every draw."""
     dims = tune_dims(method)
     if shares_selector_fits(method["selector"], method["classifier"]):
         sdims = [d for d in dims if d[0] == "select"]
         cdims = [d for d in dims if d[0] == "classify"]
     else:
         sdims, cdims = dims, []
-    n_groups = math.prod(len(v) for *_, v in sdims)
-    n = points or min(16, max(4, math.ceil(math.sqrt(n_groups))))
-    rest = list(itertools.product(*(range(len(v)) for *_, v in cdims)))
-    groups = []
     sizes = [len(v) for *_, v in sdims]
-    for s in design(sizes, n, rng, n_anchors=3 if first else 0):
-        groups.append([tuple(((st, k), v[j]) for (st, k, v), j in zip(sdims + cdims, s + c))
-                       for c in rest])
+    n_groups = math.prod(sizes)
+    n = points or min(16, max(4, math.ceil(math.sqrt(n_groups))))
+    slot = selector_fit_slot(method["selector"]) if cdims and n_groups > n else None
+    shared, after = None, None
+    if slot is None:
+        chosen, n_fresh = design(sizes, n, rng, n_anchors=3 if first else 0), n_groups
+    else:
+        def slot_of(s):
+            return slot({k: v[j] for (_, k, v), j in zip(sdims, s)})
+        members = {}                                # the settings of each distinct fit
+        for s in itertools.product(*(range(k) for k in sizes)):
+            members.setdefault(slot_of(s), []).append(s)
+        multi = [k for k, m in members.items() if len(m) > 1]
+        heads = anchors(sizes)[:3] if first else \
+            [members[multi[rng.integers(len(multi))]][0]] if multi else []
+        chosen, taken = [], set()
+        for s in heads:
+            if slot_of(s) not in taken:
+                chosen.append(s)
+                taken.add(slot_of(s))
+        n_anchor = len(chosen)
+        rest = [m[0] for k, m in members.items() if k not in taken]
+        n_fresh = len(members)
+        chosen += [rest[i] for i in rng.permutation(len(rest))[:max(0, (points or n_fresh)
+                                                                      - len(chosen))]]
+        after = next((i for i, s in enumerate(chosen) if len(members[slot_of(s)]) > 1), None)
+        if after is not None:
+            shared = next(s for s in members[slot_of(chosen[after])] if s != chosen[after])
+    csets = list(itertools.product(*(range(len(v)) for *_, v in cdims)))
+
+    def group(s):
+        return [tuple(((st, k), v[j]) for (st, k, v), j in zip(sdims + cdims, s + c))
+                for c in csets]
     if n_groups <= n:       # the whole grid is timed
-        fixed = len(groups)
+        fixed = len(chosen)
     elif first:             # the centre and the corners
-        fixed = min(len(anchors(sizes)), len(groups))
+        fixed = min(n_anchor if slot else len(anchors(sizes)), len(chosen))
     else:                   # the first group carries the grid's one-time costs
         fixed = 1
-    return groups, n_groups, fixed
+    return {"groups": [group(s) for s in chosen], "n_groups": n_fresh, "n_fixed": fixed,
+            "n_shared": n_groups - n_fresh, "shared_after": after,
+            "shared_group": group(shared) if shared is not None else None}
 
 
 def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=4,
@@ -729,8 +802,8 @@ def plan(cfg, *, experiments=None, seconds=180.0, cores=16, points=0, max_draws=
             task["stage_state"] = stage_states.get(skey)
         if fam["kind"] == "tuned":
             task["stage_known"] = skey[:3] in stage_cpu
-            task["groups"], task["n_groups"], task["n_fixed"] = tuned_groups(
-                m, points, np.random.default_rng([seed, fam["_index"], i]), first=(i == 0))
+            task.update(tuned_groups(m, points, np.random.default_rng([seed, fam["_index"], i]),
+                                     first=(i == 0)))
         if fam["kind"] == "hydr":
             p = hydr_settings(m["selector"])
             ekey = (fam["dataset"], json.dumps(exp["protocol"], sort_keys=True), exp["scale"],
