@@ -389,7 +389,7 @@ def _draw_tuned(ctx, task):
     groups, fits, shared = [], [], None
     start = time.process_time()
     with tempfile.TemporaryDirectory(prefix="milbench-plan-") as cache:
-        def fit_group(group):
+        def fit_group(group, record=True):
             t0 = time.process_time()
             for point in group:
                 t = time.process_time()
@@ -400,22 +400,19 @@ def _draw_tuned(ctx, task):
                                        memory=cache if caching else None)
                 pipe.fit(inner, inner.labels, **fit_kw)
                 scorer(pipe, val, val.labels)
-                fits.append(time.process_time() - t)
+                if record:
+                    fits.append(time.process_time() - t)
             return time.process_time() - t0
 
         for i, group in enumerate(task["groups"]):
             groups.append(fit_group(group))
             if i == task.get("shared_after"):       # served by the fit just timed
-                n_fits = len(fits)
-                shared = fit_group(task["shared_group"])
-                del fits[n_fits:]
+                shared = fit_group(task["shared_group"], record=False)
             if timed_enough(len(groups), task, time.process_time() - start):
                 break
         if task.get("n_shared") and shared is None:    # its group not reached: fit it untimed
-            n_fits = len(fits)
-            fit_group(task["groups"][task["shared_after"]])
-            shared = fit_group(task["shared_group"])
-            del fits[n_fits:]
+            fit_group(task["groups"][task["shared_after"]], record=False)
+            shared = fit_group(task["shared_group"], record=False)
         # the refit on the cell's training bags at the first point, and the test bags' scores
         t = time.process_time()
         point = task["groups"][0][0]
