@@ -12,7 +12,7 @@ import pytest
 import yaml
 from test_workflow_e2e import SNAKEMAKE
 
-from milbench.data.folds import fold_keys
+from milbench.data.folds import fold_keys, make_folds
 from milbench.experiment import plan as P
 from milbench.experiment.config import with_defaults
 from milbench.experiment.grid import expand_methods
@@ -276,6 +276,21 @@ def test_tuned_groups_count_midr_fits_as_its_inner_cv_solves_them(monkeypatch, s
     build_estimator("minmax", sel, clf, inner_folds=2).fit(bags, bags.labels)
     assert len(solves) == 2 * n_fresh + 1
     assert P.selector_fit_slot({"name": "pca", "tune": {"dims": [1, 2]}}) is None
+
+    # a draw solves each distinct fit it times once and its shared setting not at all (cache
+    # hits, as in the run)
+    exp = with_defaults(tiny_config())["experiments"]["tiny"]
+    exp["inner_folds"] = 2
+    ctx = {"bags": bags, "folds": make_folds(bags.bag_ids, bags.labels, exp["protocol"]),
+           "exp": exp, "settings": {"protocol": exp["protocol"]}}
+    task = {"kind": "tuned", "method": method, "cell": fold_keys(exp["protocol"])[0],
+            "stage": False, "soft_cap": 1e9,
+            **P.tuned_groups(method, 0, np.random.default_rng(0), first=False)}
+    solves.clear()
+    FIT_CACHE.clear()
+    out = P._draw_tuned(ctx, task)
+    assert len(solves) == len(task["groups"]) + 1                  # + the refit
+    assert out["points_done"] == 2 * len(task["groups"]) == 2 * n_fresh
 
 
 def test_tuned_draw_times_random_groups_before_its_soft_cap_stops_it():
