@@ -654,8 +654,8 @@ def tuned_groups(method, points, rng, first=True):
     points, one fit per C2) only one setting of each shared fit is drawn, and the random ones
     are every other distinct fit (``points`` of them when given) in random order, timed until
     the draw's share of the budget is spent (:func:`timed_enough`): MIDR's C1 < C2 fits cost
-    0.005-0.5 s, and on a fox cell (30 %, r0_f0; 33.5 s) ten draws of nine groups estimated
-    0.68-1.33x its CPU, six of all 45 0.93-0.96x.  A later draw's first group is one whose fit
+    0.005-0.5 s, so a sample of nine settings misjudges a cell by up to a third
+    (``benchmarks/workflow/bench_plan_cell.py``).  A later draw's first group is one whose fit
     serves others, so that a shared group is timed in every draw."""
     dims = tune_dims(method)
     if shares_selector_fits(method["selector"], method["classifier"]):
