@@ -4,18 +4,18 @@
         [--experiment midr] [--dataset fox] [--family midr] [--method 1] [--cell 0 0]
         [--draws 6] [--points 0 9] [--soft-cap 6]
 
-Runs the cell as the workflow does (``milbench.experiment.runner.run_cell``: the whole inner CV
-and the refit, CPU seconds), then the planner's tuned draw of the same (method, cell)
-(``milbench.experiment.plan._draw_tuned``, ``--draws`` times with different random groups; the
+Runs the planner's tuned draw of one (method, cell) as the planner does (``--draws`` times with
+different random groups, each in its forked child: ``milbench.experiment.plan.run_forked``; the
 first like a family's first draw, the others like its later draws) for each ``--points`` (0:
-the planner's default), every draw with the selectors' and classifiers' in-process caches
-emptied, as the planner's forked child starts.  Prints each draw's estimate and its ratio to
-the cell.  ``--family`` picks the config's first tuned family whose selector entry has that
+the planner's default), then the cell itself as the workflow does
+(``milbench.experiment.runner.run_cell``: the whole inner CV and the refit, CPU seconds, in
+this process, whose in-process caches no draw has filled).  Prints each draw's estimate and its
+ratio to the cell.  ``--family`` picks the config's first tuned family whose selector entry has that
 name, ``--method`` the method of that family (its list-expanded settings, in config order).
 The draw's time budget is ``--soft-cap`` CPU s (the planner gives a draw its share of
-``--seconds``).  On 2026-11-28 (the defaults: fox at 30 %, a 33.3 s cell, while a run shared
-the machine) six draws of nine settings estimated 0.63-1.32x the cell, six of all 45 distinct
-fits 0.93-0.99x.
+``--seconds``).  On 2026-11-28 (the defaults: fox at 30 %, a 32.2 s cell, the machine otherwise
+idle) six draws of nine settings estimated 0.62-1.35x the cell, six of all 45 distinct fits
+0.93-0.95x.
 """
 from _paths import DATA, REPO
 import argparse
@@ -26,12 +26,10 @@ import numpy as np
 
 
 def main():
-    from milbench.classifiers import milr
     from milbench.data.folds import make_folds
     from milbench.experiment import plan as P
     from milbench.experiment.config import load_config, method_settings
     from milbench.experiment.runner import run_cell
-    from milbench.selectors import midr
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--config", default=str(REPO / "config" / "paper" / "midr.yaml"))
@@ -57,10 +55,21 @@ def main():
                    if ms[0]["selector"]["name"] == a.family and P.tune_dims(ms[0]))
     m = methods[a.method]
     settings = method_settings(exp, m)
-    caches = (midr.FIT_CACHE, milr.FIT_CACHE)
+    ctx = {"bags": bags, "folds": folds, "exp": exp, "experiment": a.experiment,
+           "dataset": a.dataset, "settings": settings}
+    draws = {}
+    for points in a.points:
+        draws[points] = []
+        for i in range(a.draws):
+            task = {"kind": "tuned", "method": m, "cell": tuple(a.cell), "draw": i,
+                    "stage": False, "soft_cap": a.soft_cap,
+                    **P.tuned_groups(m, points, np.random.default_rng([0, i]), first=(i == 0))}
+            r = P.run_forked(ctx, task, limit=3600.0)
+            if "error" in r:
+                raise SystemExit(f"draw {i}: {r['error']}")
+            draws[points].append((len(task["groups"]), r))
 
-    for c in caches:
-        c.clear()
+    P._warm_up(ctx, task)       # the first call's imports, untimed, as in a draw's child
     t = time.process_time()
     run_cell(bags, folds, m, settings, experiment=a.experiment, dataset=a.dataset,
              repeat=a.cell[0], fold=a.cell[1])
@@ -68,22 +77,12 @@ def main():
     name = f"{P.label(m['selector'])} + {P.label(m['classifier'])}"
     print(f"{a.experiment}/{a.dataset} {name}, cell r{a.cell[0]}_f{a.cell[1]}: {cell:.1f} s CPU "
           "(run_cell)")
-    ctx = {"bags": bags, "folds": folds, "exp": exp, "experiment": a.experiment,
-           "dataset": a.dataset, "settings": settings}
-    for points in a.points:
-        ratios = []
-        for i in range(a.draws):
-            task = {"kind": "tuned", "method": m, "cell": tuple(a.cell), "draw": i,
-                    "stage": False, "soft_cap": a.soft_cap,
-                    **P.tuned_groups(m, points, np.random.default_rng([0, i]), first=(i == 0))}
-            for c in caches:
-                c.clear()
-            t = time.process_time()
-            r = P._draw_tuned(ctx, task)
-            ratios.append(r["cell_cpu"] / cell)
-            print(f"  points {points or 'default'}, draw {i}: {len(task['groups'])} groups "
-                  f"({r['points_done']} points timed) in {time.process_time() - t:.1f} s -> "
-                  f"cell {r['cell_cpu']:.1f} s = {ratios[-1]:.2f} x")
+    for points, runs in draws.items():
+        ratios = [r["cell_cpu"] / cell for _, r in runs]
+        for i, ((groups, r), ratio) in enumerate(zip(runs, ratios)):
+            print(f"  points {points or 'default'}, draw {i}: {groups} groups "
+                  f"({r['points_done']} points timed) -> cell {r['cell_cpu']:.1f} s = "
+                  f"{ratio:.2f} x")
         print(f"  points {points or 'default'}: estimate / cell {min(ratios):.2f}-"
               f"{max(ratios):.2f} (mean {statistics.mean(ratios):.2f}) over {a.draws} draws")
 

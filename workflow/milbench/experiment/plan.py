@@ -670,6 +670,7 @@ def tuned_groups(method, points, rng, first=True):
     shared, after = None, None
     if slot is None:
         chosen, n_fresh = design(sizes, n, rng, n_anchors=3 if first else 0), n_groups
+        n_anchor = len(anchors(sizes))
     else:
         def slot_of(s):
             return slot({k: v[j] for (_, k, v), j in zip(sdims, s)})
@@ -677,8 +678,10 @@ def tuned_groups(method, points, rng, first=True):
         for s in itertools.product(*(range(k) for k in sizes)):
             members.setdefault(slot_of(s), []).append(s)
         multi = [k for k, m in members.items() if len(m) > 1]
-        heads = anchors(sizes)[:3] if first else \
-            [members[multi[rng.integers(len(multi))]][0]] if multi else []
+        if first:
+            heads = anchors(sizes)
+        else:
+            heads = [members[multi[rng.integers(len(multi))]][0]] if multi else []
         chosen, taken = [], set()
         for s in heads:
             if slot_of(s) not in taken:
@@ -700,7 +703,7 @@ def tuned_groups(method, points, rng, first=True):
     if n_groups <= n:       # the whole grid is timed
         fixed = len(chosen)
     elif first:             # the centre and the corners
-        fixed = min(n_anchor if slot else len(anchors(sizes)), len(chosen))
+        fixed = min(n_anchor, len(chosen))
     else:                   # the first group carries the grid's one-time costs
         fixed = 1
     return {"groups": [group(s) for s in chosen], "n_groups": n_fresh, "n_fixed": fixed,
