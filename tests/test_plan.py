@@ -238,18 +238,19 @@ def test_first_draw_is_at_a_middle_training_ratio_and_corners_count_once():
 
 
 @pytest.mark.filterwarnings("ignore:MIDR stopped at max_iter")
-@pytest.mark.parametrize("stop", ["total", "excess"])
-def test_tuned_groups_count_midr_fits_as_its_inner_cv_solves_them(monkeypatch, stop):
+@pytest.mark.parametrize("stop,clf_tune", [("total", True), ("excess", True), ("total", False)])
+def test_tuned_groups_count_midr_fits_as_its_inner_cv_solves_them(monkeypatch, stop, clf_tune):
     """MIDR's settings with C1 >= C2 share one fit per C2 (one in all with stop="excess"): the
     plan's distinct fits a fold x the inner folds (+ the refit) is what a real inner CV solves,
-    its draws hold one setting of each shared fit, and the rest are counted as shared."""
+    its draws hold one setting of each shared fit, and the rest are counted as shared; so too
+    when only the selector is tuned (MIDR's own reuse, no pipeline cache)."""
     from milbench.data.bags import Bags
     from milbench.experiment.fold import build_estimator
     from milbench.selectors.midr import FIT_CACHE, MIDR
     grid = [1e-2, 1e-1, 1.0, 10.0]
     sel = {"name": "midr", "dims": 2, "max_iter": 5, "stop": stop,
            "tune": {"C1": grid, "C2": grid}}
-    clf = {"name": "milr", "tune": {"C": [0.1, 10.0]}}
+    clf = {"name": "milr", "tune": {"C": [0.1, 10.0]}} if clf_tune else {"name": "milr"}
     method = {"selector": sel, "classifier": clf}
     slot = P.selector_fit_slot(sel)
 
@@ -290,7 +291,8 @@ def test_tuned_groups_count_midr_fits_as_its_inner_cv_solves_them(monkeypatch, s
     FIT_CACHE.clear()
     out = P._draw_tuned(ctx, task)
     assert len(solves) == len(task["groups"]) + 1                  # + the refit
-    assert out["points_done"] == 2 * len(task["groups"]) == 2 * n_fresh
+    n_c = 2 if clf_tune else 1                                       # points a group
+    assert out["points_done"] == n_c * len(task["groups"]) == n_c * n_fresh
 
 
 def test_tuned_draw_times_random_groups_before_its_soft_cap_stops_it():

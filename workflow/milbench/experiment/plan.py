@@ -666,7 +666,9 @@ def tuned_groups(method, points, rng, first=True):
     sizes = [len(v) for *_, v in sdims]
     n_groups = math.prod(sizes)
     n = points or min(16, max(4, math.ceil(math.sqrt(n_groups))))
-    slot = selector_fit_slot(method["selector"]) if cdims and n_groups > n else None
+    # MIDR's FitCache shares fits whether or not the classifier is tuned (untuned: every
+    # dim is the selector's; a classifier's dims join sdims only behind selector "none")
+    slot = selector_fit_slot(method["selector"]) if n_groups > n else None
     shared, after = None, None
     if slot is None:
         chosen, n_fresh = design(sizes, n, rng, n_anchors=3 if first else 0), n_groups
