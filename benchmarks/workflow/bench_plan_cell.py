@@ -67,9 +67,10 @@ def main():
             r = P.run_forked(ctx, task, limit=3600.0)
             if "error" in r:
                 raise SystemExit(f"draw {i}: {r['error']}")
-            draws[points].append((len(task["groups"]), r))
+            draws[points].append((task, r))
 
-    P._warm_up(ctx, task)       # the first call's imports, untimed, as in a draw's child
+    first_task = draws[a.points[0]][0][0]
+    P._warm_up(ctx, first_task)     # the first call's imports, untimed, as in a draw's child
     t = time.process_time()
     run_cell(bags, folds, m, settings, experiment=a.experiment, dataset=a.dataset,
              repeat=a.cell[0], fold=a.cell[1])
@@ -79,8 +80,8 @@ def main():
           "(run_cell)")
     for points, runs in draws.items():
         ratios = [r["cell_cpu"] / cell for _, r in runs]
-        for i, ((groups, r), ratio) in enumerate(zip(runs, ratios)):
-            print(f"  points {points or 'default'}, draw {i}: {groups} groups "
+        for i, ((task, r), ratio) in enumerate(zip(runs, ratios)):
+            print(f"  points {points or 'default'}, draw {i}: {len(task['groups'])} groups "
                   f"({r['points_done']} points timed) -> cell {r['cell_cpu']:.1f} s = "
                   f"{ratio:.2f} x")
         print(f"  points {points or 'default'}: estimate / cell {min(ratios):.2f}-"
