@@ -100,7 +100,7 @@ def test_changed_code_or_settings_are_not_restored(copy):
         rc, out = cli(copy, "restore", EXP)
     finally:
         simple.write_bytes(original)
-    assert rc == 0 and "1 method files restored, 1 not" in out, out
+    assert rc == 0 and "1 method file restored, 1 not" in out, out
     assert re.search(r"not restored runs/musk1/none/mi-simple.parquet: .*code changed", out)
     assert planned_methods(smk(copy, "-n")) == [RUNS[0]]
 
@@ -123,7 +123,7 @@ def test_restore_waits_for_the_inputs_and_keep_for_finished_jobs(copy):
     assert cli(copy, "restore", EXP)[0] == 0
     (copy / "results" / "benchmarks" / EXP / RUNS[1]).with_suffix(".tsv").unlink()
     rc, out = cli(copy, "keep", f"results/{EXP}")
-    assert "1 method files kept, 1 not" in out and "has not finished" in out, out
+    assert "1 method file kept, 1 not" in out and "has not finished" in out, out
     rc, out = cli(copy, "keep", f"results/{EXP}", "--drop")
     assert rc == 0 and not (copy / KEPT).exists()
 
@@ -143,7 +143,7 @@ def test_finished_cells_of_an_unfinished_job_are_kept_and_restored(copy):
     method_file.unlink()
     (copy / "results" / "benchmarks" / EXP / RUNS[1]).with_suffix(".tsv").unlink()
     rc, out = cli(copy, "keep", f"results/{EXP}")
-    assert rc == 0 and f"kept 1 finished cells of the unfinished job of {RUNS[1]}" in out, out
+    assert rc == 0 and f"kept 1 finished cell of the unfinished job of {RUNS[1]}" in out, out
     listing = yaml.safe_load((copy / KEPT / "parts.yaml").read_text())
     assert listing["cells"][RUNS[1]]["cells"] == 1
     assert listing["cells"][RUNS[1]]["cpu_seconds"] >= 1234.5
@@ -152,7 +152,7 @@ def test_finished_cells_of_an_unfinished_job_are_kept_and_restored(copy):
 
     forget_runs(copy)
     rc, out = cli(copy, "restore", EXP)
-    assert f"restored 1 finished cells of the unfinished job of {RUNS[1]}" in out, out
+    assert f"restored 1 finished cell of the unfinished job of {RUNS[1]}" in out, out
     smk(copy, "--cores", "1", "--quiet=rules")
     again = pd.read_parquet(method_file)
     assert again.fit_cpu_seconds.iloc[0] == 1234.5 and again.fit_cpu_seconds.iloc[1] < 1234.5

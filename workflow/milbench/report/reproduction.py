@@ -290,6 +290,11 @@ def main(argv=None):
         ap.exit(status)
 
 
+def _count(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is one ("1 method file", "12 method files")."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _dispatch(args):
     if args.command == "archive":
         path, legacy = reproduction_archive.archive(args.results, args.config, args.archive,
@@ -311,12 +316,13 @@ def _dispatch(args):
         for rel in done:
             print(f"{verb} {rel}")
         for rel, n in cells.items():
-            print(f"{verb} {n} finished cells of the unfinished job of {rel}")
+            print(f"{verb} {_count(n, 'finished cell')} of the unfinished job of {rel}")
         for rel, why in skipped.items():
             print(f"not {verb} {rel}: {why}")
         print("parts dropped" if getattr(args, "drop", False) else
-              f"{len(done)} method files {verb}, {len(skipped)} not"
-              + (f"; finished cells of {len(cells)} unfinished jobs {verb}" if cells else ""))
+              f"{_count(len(done), 'method file')} {verb}, {len(skipped)} not"
+              + (f"; finished cells of {_count(len(cells), 'unfinished job')} {verb}"
+                 if cells else ""))
     elif args.command == "compare":
         return _compare(args)
     else:
