@@ -623,7 +623,7 @@ def selector_fit_slot(selector):
     selector serves several settings from one fit; else None.  MIDR (Sun et al. 2010, Eq. 12):
     with C1 ≥ C2 the threshold C1/C2 ≥ 1 ≥ max|A_ij| keeps H ≡ 0, so those settings share one
     fit per C2 (one in all with ``stop="excess"``): the slot rule of
-    :class:`milbench.selectors.midr.FitCache`, which the run's inner CV uses."""
+    :meth:`milbench.selectors.midr.FitCache.shared_slot`, which the run's inner CV uses."""
     cls = resolve("selector", selector["name"])
     if not (isinstance(cls, type) and issubclass(cls, MIDR)):
         return None
@@ -631,7 +631,7 @@ def selector_fit_slot(selector):
 
     def slot(setting):
         p = {**base, **setting}
-        shared = FitCache._h0_slot((), float(p["C1"]), float(p["C2"]), p["stop"])
+        shared = FitCache.shared_slot((), float(p["C1"]), float(p["C2"]), p["stop"])
         return shared if shared is not None else tuple(sorted(setting.items()))
     return slot
 

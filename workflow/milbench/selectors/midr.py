@@ -124,9 +124,11 @@ class FitCache(LRUCache):
         return sum(v.nbytes for v in state.values() if isinstance(v, np.ndarray))
 
     @staticmethod
-    def _h0_slot(key, C1, C2, stop):
+    def shared_slot(key, C1, C2, stop):
         """The slot of the fits with H ≡ 0 that C1/C2 ≥ 1 shares (only then are the A-steps
-        computed alike for every C1: see ``MIDR._solve``)."""
+        computed alike for every C1: see ``MIDR._solve``); None for a fit of its own.  The
+        planner counts a grid's distinct MIDR fits by it
+        (:func:`milbench.experiment.plan.selector_fit_slot`)."""
         if C1 < C2:
             return None
         return key + (("H0", C2),) if stop == "total" else key + (("H0",),)
@@ -135,7 +137,7 @@ class FitCache(LRUCache):
         """The state of a fit that serves (C1, C2), else None."""
         state = self.peek(key + ((C1, C2),))
         if state is None:
-            slot = self._h0_slot(key, C1, C2, stop)
+            slot = self.shared_slot(key, C1, C2, stop)
             state = self.peek(slot) if slot is not None else None
             if state is not None and not state["amax"] <= C1 / C2:
                 state = None
@@ -148,7 +150,7 @@ class FitCache(LRUCache):
         return state
 
     def store(self, key, C1, C2, stop, state):
-        slot = self._h0_slot(key, C1, C2, stop) if state["amax"] <= C1 / C2 else None
+        slot = self.shared_slot(key, C1, C2, stop) if state["amax"] <= C1 / C2 else None
         for v in state.values():
             if isinstance(v, np.ndarray):
                 v.flags.writeable = False
