@@ -112,10 +112,9 @@ def witness_bags(n_bags=40, d=3, seed=0):
 
 
 @pytest.fixture
-def fresh_cache(monkeypatch):
-    """An empty kernel cache in place of the process-wide one."""
-    import milbench.classifiers.odm as odm_mod
-    from milbench.utils.cache import ArrayCache
-    cache = ArrayCache()
-    monkeypatch.setattr(odm_mod, "CACHE", cache)
-    return cache
+def fresh_cache():
+    """The process-wide kernel cache, emptied (its counts too) before and after the test."""
+    from milbench.utils.cache import CACHE
+    CACHE.clear()
+    yield CACHE
+    CACHE.clear()

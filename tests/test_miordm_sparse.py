@@ -7,29 +7,17 @@ import scipy.sparse as sp
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
 import milbench.classifiers.miordm as mod
-from milbench.classifiers.miordm import MIORDM, as_sparse_if_sparse, instances_and_means
+import milbench.classifiers.odm as odm_mod
+from milbench.classifiers.miordm import MIORDM, instances_and_means
 from milbench.classifiers.odm import (
+    as_sparse_if_sparse,
     kernel_matrix,
     packed_block,
     packed_kernel,
     packed_matvec,
     sq_norms,
 )
-
-
-def sparse_mil(seed=0, n_bags=60, d=300, density=0.02):
-    """TF-IDF-like bags: non-negative, ~2 % non-zero; a positive bag has a passage using
-    some of the first ten terms."""
-    rng = np.random.default_rng(seed)
-    bags, y = [], rng.integers(0, 2, n_bags)
-    for label in y:
-        m = int(rng.integers(2, 7))
-        x = sp.random(m, d, density=density, random_state=rng, format="csr").toarray()
-        x[:, :10] = 0.0
-        if label:
-            x[rng.integers(m), rng.choice(10, 3, replace=False)] = rng.uniform(0.5, 1.0, 3)
-        bags.append(x / max(x.max(), 1e-12))
-    return bags, y
+from milbench.testing import sparse_bags
 
 
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
@@ -70,22 +58,22 @@ def test_packed_kernel_blocks_match_the_per_block_products():
 
 
 def test_density_threshold(monkeypatch):
-    bags, _ = sparse_mil(0)
+    bags, _ = sparse_bags(0)
     X = np.concatenate(bags)
     assert sp.issparse(as_sparse_if_sparse(X))
     assert not sp.issparse(as_sparse_if_sparse(np.ones((5, 4))))
-    monkeypatch.setattr(mod, "SPARSE_MAX_DENSITY", 0.0)
+    monkeypatch.setattr(odm_mod, "SPARSE_MAX_DENSITY", 0.0)
     assert not sp.issparse(as_sparse_if_sparse(X))
     assert not sp.issparse(as_sparse_if_sparse(np.zeros((5, 4))))
 
 
 def test_sparse_instances_and_means_equal_the_dense_ones(monkeypatch):
-    bags, _ = sparse_mil(4)
+    bags, _ = sparse_bags(4)
     X = np.concatenate(bags).astype(np.float32)          # as the Bags container stores them
     offsets = np.concatenate([[0], np.cumsum([len(b) for b in bags])])
     Z, norms = instances_and_means(X, offsets)
     assert sp.issparse(Z) and Z.dtype == np.float64
-    monkeypatch.setattr(mod, "SPARSE_MAX_DENSITY", 0.0)
+    monkeypatch.setattr(odm_mod, "SPARSE_MAX_DENSITY", 0.0)
     Zd, norms_d = instances_and_means(X, offsets)
     assert not sp.issparse(Zd)
     np.testing.assert_array_equal(Z.toarray(), Zd)
@@ -94,17 +82,17 @@ def test_sparse_instances_and_means_equal_the_dense_ones(monkeypatch):
 
 @pytest.mark.parametrize("kernel,gamma", [("rbf", None), ("rbf", 0.05), ("linear", None)])
 def test_sparse_paths_give_the_dense_model(fresh_cache, monkeypatch, kernel, gamma):
-    bags, y = sparse_mil(2)
+    bags, y = sparse_bags(2)
     assert sp.issparse(as_sparse_if_sparse(np.concatenate(bags)))
     kw = dict(kernel=kernel, gamma=gamma, lam=64.0, theta=0.6, mu=0.8, random_state=0)
-    test_bags, _ = sparse_mil(102)
+    test_bags, _ = sparse_bags(102)
     fits = {}
     for label, patch in (("dense", {"SPARSE_MAX_DENSITY": 0.0}),      # the code before
                          ("dense/round", {"SPARSE_MAX_DENSITY": 0.0, "FULL_KERNEL_MAX_BYTES": 0}),
                          ("csr", {"PACKED_KERNEL_MAX_BYTES": 0}), ("packed", {})):
         with monkeypatch.context() as m:
             for k, v in patch.items():
-                m.setattr(mod, k, v)
+                m.setattr(odm_mod if k == "SPARSE_MAX_DENSITY" else mod, k, v)
             fresh_cache.clear()
             est = MIORDM(**kw).fit(bags, y)
             fits[label] = (est, est.decision_function(test_bags), len(fresh_cache))
@@ -121,7 +109,7 @@ def test_sparse_paths_give_the_dense_model(fresh_cache, monkeypatch, kernel, gam
 
 def test_grid_shares_one_packed_kernel_per_fold(fresh_cache):
     from milbench.utils.cache import disabled
-    bags, y = sparse_mil(3)
+    bags, y = sparse_bags(3)
     grid = {"lam": [4.0, 64.0], "theta": [0.6, 0.8]}
     cv = StratifiedKFold(3, shuffle=True, random_state=0)
     cached = GridSearchCV(MIORDM(random_state=0), grid, cv=cv).fit(bags, y)
@@ -135,9 +123,8 @@ def test_grid_shares_one_packed_kernel_per_fold(fresh_cache):
 
 
 def test_small_cache_bound_computes_blocks_every_round(monkeypatch):
-    import milbench.classifiers.odm as odm_mod
     from milbench.utils.cache import ArrayCache
-    bags, y = sparse_mil(5)
+    bags, y = sparse_bags(5)
     kw = dict(lam=32.0, random_state=0)
     monkeypatch.setattr(odm_mod, "CACHE", ArrayCache())
     packed = MIORDM(**kw).fit(bags, y)

@@ -5,6 +5,8 @@
     OMP_NUM_THREADS=1 python benchmarks/methods/bench_miordm.py --faculty
         [--bags results/bags/webkb-faculty@src-6455812d] [--old-candidates 4]
     OMP_NUM_THREADS=1 python benchmarks/methods/bench_miordm.py --density
+    OMP_NUM_THREADS=1 python benchmarks/methods/bench_miordm.py --baselines
+        [mirsvm,kisvm,mildm,citation-knn] [--bags results/bags/webkb-faculty@src-6455812d]
 
 For every dataset: min-max scaling, a stratified 80 % training split (seed 0), MIORDM with
 λ = 2⁸, θ = μ = 0.7, RBF γ = 1/d.  Reported (best of ``--repeat``; wall and CPU seconds):
@@ -43,8 +45,17 @@ before) vs NEW in this run:
     36 candidates (the refit counted once), with every shared candidate's inner-CV score and
     the test accuracy compared; the experiment's MIORDM CPU = 50 splits × the cell.
 
+``--baselines [names]`` measures the same lever on the config's other kernel / distance
+baselines on WebKB faculty (the 80 % split above, CPU seconds, OLD = the code before: dense
+products, and no cache where it had none; NEW in this run): MIRSVM, KI-SVM, MILDM (kernels or
+bag mappings through CSR, data-only tables kept for every grid point of a fold) and
+Citation-kNN (Hausdorff tables through CSR).  Per method: one fit at the grid's middle point
+(cold cache) with the largest test bag-score difference; the tuned cell (the pipeline's
+GridSearchCV, all candidates × 5 inner folds + the refit) OLD and NEW in full, the chosen
+point, the largest inner-CV score difference, test accuracy and AUROC, and the 50 splits' CPU.
+
 ``--density`` times one RBF kernel block (3000 × 3000 random sparse instances against 700 of
-them, d = 3000) dense vs CSR at densities 1–20 %: where miordm.SPARSE_MAX_DENSITY comes from.
+them, d = 3000) dense vs CSR at densities 1–20 %: where odm.SPARSE_MAX_DENSITY comes from.
 """
 from __future__ import annotations
 
@@ -73,16 +84,122 @@ def per_round_kernel():
 
 @contextlib.contextmanager
 def patched(**values):
-    """Set module constants of milbench.classifiers.miordm for the block."""
-    from milbench.classifiers import miordm
-    old = {k: getattr(miordm, k) for k in values}
+    """Set module constants of milbench.classifiers.miordm (or odm, where the name lives) for
+    the block."""
+    from milbench.classifiers import miordm, odm
+    homes = {k: odm if hasattr(odm, k) and not hasattr(miordm, k) else miordm for k in values}
+    old = {k: getattr(homes[k], k) for k in values}
     for k, v in values.items():
-        setattr(miordm, k, v)
+        setattr(homes[k], k, v)
     try:
         yield
     finally:
         for k, v in old.items():
-            setattr(miordm, k, v)
+            setattr(homes[k], k, v)
+
+
+def faculty_split(bags_dir):
+    """WebKB faculty's 80 % holdout split 0 (seed 0), as config/paper/miordm.yaml draws it."""
+    import numpy as np
+
+    from milbench.data.folds import make_folds, split
+    from milbench.data.store import read_bags
+
+    bags = read_bags(bags_dir)
+    folds = make_folds(bags.bag_ids, bags.labels,
+                       {"kind": "holdout", "train": 0.8, "repeats": 1, "seed": 0})
+    tr, te, _ = split(folds, 0, 0, bags.bag_ids)
+    train, test = bags.subset(tr), bags.subset(te)
+    X = train.instances
+    print(f"webkb-faculty split 0: {len(train.labels)} training bags, {X.shape[0]} x "
+          f"{X.shape[1]} instances, {np.count_nonzero(X) / X.size:.2%} non-zero; "
+          f"{len(test.labels)} test bags", flush=True)
+    return train, test
+
+
+# config/paper/miordm.yaml's baselines on WebKB faculty: spec, one fit's parameters (the grid's
+# middle point), and whether the code before cached its data-only tables (Citation-kNN did)
+BASELINES = {
+    "mirsvm": ({"name": "mirsvm", "kernel": "rbf", "tune": {"C": [0.1, 1.0, 10.0, 100.0]}},
+               {"C": 1.0}, False),
+    "kisvm": ({"name": "kisvm", "kernel": "rbf", "tune": {"C": [0.1, 1.0, 10.0, 100.0]}},
+              {"C": 1.0}, False),
+    "mildm": ({"name": "mildm", "estimator": "knn", "tune": {"m": [0.05, 0.1, 0.2, 0.5]}},
+              {"m": 0.1}, False),
+    "citation-knn": ({"name": "citation-knn", "metric": "min",
+                      "tune": {"references": [1, 2, 3], "citers": [2, 4, 6]}},
+                     {"references": 2, "citers": 4}, True),
+}
+
+
+def baselines_table(bags_dir, names):
+    """OLD (dense products; no cache where the code before had none) vs NEW (CSR products,
+    packed kernel / data-only tables cached per fold), CPU seconds, same run."""
+    import time
+
+    import numpy as np
+    from sklearn.metrics import roc_auc_score
+
+    from milbench.experiment.fold import build_estimator
+    from milbench.preprocessing import BagScaler
+    from milbench.registry import make
+    from milbench.utils.cache import CACHE
+
+    train, test = faculty_split(bags_dir)
+    sc = BagScaler("minmax").fit(train)
+    str_, ste = sc.transform(train), sc.transform(test)
+
+    def old(cached_before):
+        stack = contextlib.ExitStack()
+        stack.enter_context(patched(SPARSE_MAX_DENSITY=0.0))
+        if not cached_before:
+            stack.enter_context(CACHE.disabled())
+        return stack
+
+    total = {"OLD": 0.0, "NEW": 0.0}
+    for name in names:
+        spec, point, cached_before = BASELINES[name]
+        one = {}
+        for label, context in (("OLD", lambda: old(cached_before)),
+                               ("NEW", contextlib.nullcontext)):
+            CACHE.clear()
+            with context():
+                m = make("classifier", {**{k: v for k, v in spec.items() if k != "tune"},
+                                        **point})
+                if "random_state" in m.get_params():      # as build_estimator seeds it
+                    m.set_params(random_state=0)
+                t = time.process_time()
+                m.fit(str_, train.labels)
+                one[label] = (time.process_time() - t, m.decision_function(ste))
+        d = np.abs(one["NEW"][1] - one["OLD"][1]).max()
+        print(f"{name} one fit {point} (cold cache): OLD {one['OLD'][0]:.2f} s, NEW "
+              f"{one['NEW'][0]:.2f} s, x{one['OLD'][0] / one['NEW'][0]:.1f}; max |test bag "
+              f"score diff| {d:.1e}", flush=True)
+        cell = {}
+        for label, context in (("OLD", lambda: old(cached_before)),
+                               ("NEW", contextlib.nullcontext)):
+            CACHE.clear()
+            with context():
+                est = build_estimator("minmax", {"name": "none"}, spec)
+                t = time.process_time()
+                est.fit(train, train.labels)
+                cpu = time.process_time() - t
+                acc = float((est.predict(test) == test.labels).mean())
+                auc = roc_auc_score(test.labels, est.decision_function(test))
+            cell[label] = (cpu, est, acc, auc)
+            total[label] += cpu
+        (o_cpu, o, o_acc, o_auc), (n_cpu, n, n_acc, n_auc) = cell["OLD"], cell["NEW"]
+        scores_diff = np.abs(o.cv_results_["mean_test_score"]
+                             - n.cv_results_["mean_test_score"]).max()
+        print(f"{name} tuned cell ({len(n.cv_results_['params'])} candidates x 5 + refit): OLD "
+              f"{o_cpu:.1f} s, NEW {n_cpu:.1f} s, x{o_cpu / n_cpu:.1f}; chosen OLD "
+              f"{o.best_params_} NEW {n.best_params_}; max |inner-CV score diff| "
+              f"{scores_diff:.4f}; test accuracy OLD {o_acc:.4f} NEW {n_acc:.4f}, AUROC OLD "
+              f"{o_auc:.4f} NEW {n_auc:.4f}; 50 splits: OLD {50 * o_cpu / 3600:.2f} CPU-h, NEW "
+              f"{50 * n_cpu / 3600:.2f} CPU-h", flush=True)
+    print(f"all four tuned cells: OLD {total['OLD']:.1f} s, NEW {total['NEW']:.1f} s, "
+          f"x{total['OLD'] / total['NEW']:.1f}; 50 splits: OLD {50 * total['OLD'] / 3600:.2f} "
+          f"CPU-h, NEW {50 * total['NEW'] / 3600:.2f} CPU-h", flush=True)
 
 
 def faculty_table(bags_dir, n_old):
@@ -98,15 +215,7 @@ def faculty_table(bags_dir, n_old):
     from milbench.preprocessing import BagScaler
     from milbench.utils.cache import CACHE
 
-    bags = read_bags(bags_dir)
-    folds = make_folds(bags.bag_ids, bags.labels,
-                       {"kind": "holdout", "train": 0.8, "repeats": 1, "seed": 0})
-    tr, te, _ = split(folds, 0, 0, bags.bag_ids)
-    train, test = bags.subset(tr), bags.subset(te)
-    X = train.instances
-    print(f"webkb-faculty split 0: {len(train.labels)} training bags, {X.shape[0]} x "
-          f"{X.shape[1]} instances, {np.count_nonzero(X) / X.size:.2%} non-zero; "
-          f"{len(test.labels)} test bags", flush=True)
+    train, test = faculty_split(bags_dir)
 
     def old():                                     # the code before: dense products every round
         return patched(SPARSE_MAX_DENSITY=0.0)
@@ -272,11 +381,15 @@ def main():
     ap.add_argument("--bags", default=str(REPO / "results" / "bags" / "webkb-faculty@src-6455812d"))
     ap.add_argument("--old-candidates", type=int, default=4)
     ap.add_argument("--density", action="store_true")
+    ap.add_argument("--baselines", default=None, nargs="?", const=",".join(BASELINES),
+                    help="comma-separated subset of " + ",".join(BASELINES))
     args = ap.parse_args()
     if args.density:
         return density_table()
     if args.faculty:
         return faculty_table(args.bags, args.old_candidates)
+    if args.baselines:
+        return baselines_table(args.bags, args.baselines.split(","))
     if not Path(args.data).exists():
         raise SystemExit(f"{args.data} not found (pass --data)")
     if args.cache:

@@ -6,7 +6,8 @@ pass, in the spirit of scikit-learn's ``check_estimator``, for a researcher's ow
 
 Each check fits a fresh clone on a small seeded data set of bags (positives hold one shifted
 "witness" instance); the checks are named after what they require.  Also the generators of
-the test suite: :func:`toy_bags` (bags) and :func:`synthetic_scores` (a scores table).
+the test suite: :func:`toy_bags` (bags), :func:`sparse_bags` (TF-IDF-like bags) and
+:func:`synthetic_scores` (a scores table).
 """
 from __future__ import annotations
 
@@ -31,6 +32,23 @@ def toy_bags(n_bags=30, d=4, seed=0, max_size=5, witness_shift=3.0, singletons=F
         bags.append(b)
         y.append(i % 2)
     return bags, np.array(y)
+
+
+def sparse_bags(seed=0, n_bags=60, d=300, density=0.02):
+    """TF-IDF-like bags (list of arrays) and 0/1 labels: non-negative, ~``density`` non-zero
+    (below odm.SPARSE_MAX_DENSITY, so kernels go through CSR); a positive bag has a passage
+    using some of the first ten terms."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(seed)
+    bags, y = [], rng.integers(0, 2, n_bags)
+    for label in y:
+        m = int(rng.integers(2, 7))
+        x = sp.random(m, d, density=density, random_state=rng, format="csr").toarray()
+        x[:, :10] = 0.0
+        if label:
+            x[rng.integers(m), rng.choice(10, 3, replace=False)] = rng.uniform(0.5, 1.0, 3)
+        bags.append(x / max(x.max(), 1e-12))
+    return bags, y
 
 
 def synthetic_scores(seed=0, datasets=("musk1", "musk2", "elephant", "fox", "tiger"),

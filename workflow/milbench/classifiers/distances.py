@@ -10,7 +10,10 @@ computed with one matrix product per block, then reduced per bag pair with segme
 * average Hausdorff   h_avg(A, B) = (Σ_a min_b ||a−b|| + Σ_b min_a ||a−b||) / (|A| + |B|)
 
 A bag set's table with itself computes only the instance blocks on and after the diagonal's
-bags and mirrors them (half the products).
+bags and mirrors them (half the products).  On sparse instances (at most
+odm.SPARSE_MAX_DENSITY non-zero, e.g. the WebKB TF-IDF passages) the products go through CSR:
+the same table to round-off, ~5× faster at 1 % (benchmarks/methods/bench_miordm.py
+--baselines).
 
 Memory: "min" needs the n_a × n_b result plus one block of block_rows × N_b float64 (blocks
 of whole bags are reduced at once); "max"/"avg" also an N_a × n_b per-instance table.
@@ -27,7 +30,9 @@ classifier's other parameters (Citation-kNN's R, C) share the tables of their fo
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
+from milbench.classifiers.odm import as_sparse_if_sparse, kernel_matrix
 from milbench.data.bags import stack
 from milbench.utils.cache import CACHE, fingerprint, memory_limit
 
@@ -36,8 +41,9 @@ DEFAULT_MAX_BYTES = 8 * 2**30
 
 
 def _sqdist(A, B, aa, bb):
-    """Squared Euclidean distances, computed in place from precomputed row norms."""
-    d = A @ B.T
+    """Squared Euclidean distances, computed in place from precomputed row norms (A, B dense or
+    both CSR)."""
+    d = kernel_matrix(A, B, "linear")
     d *= -2.0
     d += aa[:, None]
     d += bb[None, :]
@@ -68,7 +74,7 @@ def _bag_min(XA, aa, offA, XB, bb, offB, block_rows):
     """(n_A, n_B) minimal Hausdorff distances without the N_A × n_B table: each block of
     whole A bags is reduced over B's bags, then over its own bags, at once."""
     out = np.empty((len(offA) - 1, len(offB) - 1))
-    for s, e, r0, r1 in _bag_blocks(offA, _min_rows(block_rows, len(XB))):
+    for s, e, r0, r1 in _bag_blocks(offA, _min_rows(block_rows, XB.shape[0])):
         d = _sqdist(XA[r0:r1], XB, aa[r0:r1], bb)
         out[s:e] = np.minimum.reduceat(np.minimum.reduceat(d, offB[:-1], axis=1),
                                        offA[s:e] - r0, axis=0)
@@ -80,7 +86,7 @@ def _self_bag_min(X, aa, off, block_rows):
     against itself and the bags after it (half the products of :func:`_bag_min`), mirrored."""
     n = len(off) - 1
     out = np.empty((n, n))
-    for s, e, r0, r1 in _bag_blocks(off, _min_rows(block_rows, len(X))):
+    for s, e, r0, r1 in _bag_blocks(off, _min_rows(block_rows, X.shape[0])):
         d = _sqdist(X[r0:r1], X[r0:], aa[r0:r1], aa[r0:])
         out[s:e, s:] = np.minimum.reduceat(np.minimum.reduceat(d, off[s:-1] - r0, axis=1),
                                            off[s:e] - r0, axis=0)
@@ -90,8 +96,8 @@ def _self_bag_min(X, aa, off, block_rows):
 
 def _instance_to_bag_min(XA, aa, XB, bb, offB, block_rows):
     """(N_A, n_B): every instance of A's distance to its nearest instance in each bag of B."""
-    out = np.empty((len(XA), len(offB) - 1))
-    for s in range(0, len(XA), block_rows):
+    out = np.empty((XA.shape[0], len(offB) - 1))
+    for s in range(0, XA.shape[0], block_rows):
         d = _sqdist(XA[s:s + block_rows], XB, aa[s:s + block_rows], bb)
         out[s:s + block_rows] = np.minimum.reduceat(d, offB[:-1], axis=1)
     return np.sqrt(out, out=out)
@@ -99,11 +105,11 @@ def _instance_to_bag_min(XA, aa, XB, bb, offB, block_rows):
 
 def _self_instance_to_bag_min(X, aa, off, block_rows):
     """Symmetric case: only blocks on and above the diagonal, row blocks aligned to bags."""
-    out = np.empty((len(X), len(off) - 1))
+    out = np.empty((X.shape[0], len(off) - 1))
     for s, e, r0, r1 in _bag_blocks(off, block_rows):
         d = _sqdist(X[r0:r1], X[r0:], aa[r0:r1], aa[r0:])
         out[r0:r1, s:] = np.minimum.reduceat(d, off[s:-1] - r0, axis=1)
-        if r1 < len(X):  # instances after the block vs this block's bags (mirror part)
+        if r1 < X.shape[0]:  # instances after the block vs this block's bags (mirror part)
             out[r1:, s:e] = np.minimum.reduceat(d[:, r1 - r0:], off[s:e] - r0, axis=0).T
     return np.sqrt(out, out=out)
 
@@ -135,16 +141,20 @@ def stacked_bag_distances(XA, offA, XB=None, offB=None, metric="min", block_rows
         bb = np.einsum("ij,ij->i", XB, XB)
     nB = len(offB) - 1
     same = XB is XA
+    XA = as_sparse_if_sparse(XA)          # products through CSR on sparse data (WebKB TF-IDF)
+    XB = XA if same else as_sparse_if_sparse(XB)
+    if sp.issparse(XA) != sp.issparse(XB):
+        XA, XB = (M.toarray() if sp.issparse(M) else M for M in (XA, XB))
     if metric == "min":
-        need = 8 * (nA * nB + 2 * min(_min_rows(block_rows, len(XB)), len(XA)) * len(XB))
+        need = 8 * (nA * nB + 2 * min(_min_rows(block_rows, XB.shape[0]), XA.shape[0]) * XB.shape[0])
     else:
-        need = 8 * (len(XA) * nB + (len(XB) * nA if not same else 0) + nA * nB
-                    + 2 * min(block_rows, len(XA)) * len(XB))
+        need = 8 * (XA.shape[0] * nB + (XB.shape[0] * nA if not same else 0) + nA * nB
+                    + 2 * min(block_rows, XA.shape[0]) * XB.shape[0])
     if max_bytes is None:
         max_bytes = min(DEFAULT_MAX_BYTES, memory_limit() or DEFAULT_MAX_BYTES)
     if need > max_bytes:
         raise MemoryError(
-            f"bag_distances: {nA} × {nB} bags ({len(XA)} × {len(XB)} instances, metric "
+            f"bag_distances: {nA} × {nB} bags ({XA.shape[0]} × {XB.shape[0]} instances, metric "
             f"{metric!r}) need {need / 2**30:.1f} GiB but the limit is {max_bytes / 2**30:.1f} "
             "GiB (max_bytes: min(8 GiB, SLURM job memory, MemAvailable)); pass fewer bags at a "
             "time (rows of the result are independent), run on a node / SLURM job with more "

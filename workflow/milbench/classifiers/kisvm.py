@@ -30,6 +30,12 @@ What is implemented here (the bag-level model, *not* the MKL relaxation):
   K = exp(−‖x−z‖²/(2σ²)), σ = ratio × sqrt(mean squared distance over all pairs of training
   instances), i.e. γ = 1/(2 ratio² · mean_sqdist) when ``gamma`` is None; a number overrides.
   (mean_sqdist over all n² pairs = 2 × the total variance, computed in O(Nd).)
+
+Speed, not result: the mean embeddings of all training bags against all training instances
+depend on the data and γ only, so they are computed once per training set and kept in
+:data:`milbench.utils.cache.CACHE` for every C of an inner-CV grid; on sparse input (the WebKB
+TF-IDF passages, ~1 % non-zero) every kernel block goes through CSR products.  The same model
+to round-off (benchmarks/methods/bench_miordm.py --baselines).
 """
 from __future__ import annotations
 
@@ -47,9 +53,14 @@ from milbench.base import (
     resolve_gamma,
     warn_cap,
 )
-from milbench.classifiers.miordm import representatives_stop, segment_argmax
-from milbench.classifiers.odm import KERNELS, kernel_matrix, sq_norms
+from milbench.classifiers.miordm import (
+    instances_and_means,
+    representatives_stop,
+    segment_argmax,
+)
+from milbench.classifiers.odm import KERNELS, as_sparse_if_sparse, kernel_matrix, sq_norms
 from milbench.data.bags import stack
+from milbench.utils.cache import CACHE, fingerprint, matrix_fingerprint
 
 
 def averaging_matrix(offsets):
@@ -65,9 +76,10 @@ def mean_embedding_kernel(X, offsets, Z, kernel, gamma, block=1024, x_norms=None
     W = averaging_matrix(offsets)
     z_norms = sq_norms(Z) if z_norms is None else z_norms
     x_norms = sq_norms(X) if x_norms is None else x_norms
-    out = np.empty((len(offsets) - 1, len(Z)))
-    for s in range(0, len(Z), block):
-        e = min(s + block, len(Z))
+    nz = Z.shape[0]
+    out = np.empty((len(offsets) - 1, nz))
+    for s in range(0, nz, block):
+        e = min(s + block, nz)
         out[:, s:e] = W @ kernel_matrix(X, Z[s:e], kernel, gamma, x_norms, z_norms[s:e])
     return out
 
@@ -117,22 +129,25 @@ class KISVM(MILClassifier):
         else:
             self.gamma_ = resolve_gamma(self.gamma, X.shape[1])
         kern = dict(kernel=self.kernel, gamma=self.gamma_)
-        x_norms = sq_norms(X)
+        Xk, x_norms = instances_and_means(X, offsets, means=False)    # CSR when sparse
         pos, neg = np.flatnonzero(y == 1), np.flatnonzero(y == 0)
         sizes = np.diff(offsets)
         inst_bag = np.repeat(np.arange(n), sizes)
         neg_rows = np.flatnonzero(np.isin(inst_bag, neg))
-        Xn, nn = X[neg_rows], x_norms[neg_rows]
         neg_off = np.concatenate([[0], np.cumsum(sizes[neg])])
-        # kernel of every training instance with every negative bag's mean embedding (fixed)
-        M_neg = mean_embedding_kernel(Xn, neg_off, X, x_norms=nn, z_norms=x_norms, **kern).T
-        # (N, n_neg): M_neg[x, j] = mean_{x' ∈ neg bag j} K(x, x')
+        # mean embedding of every training bag against every training instance (fixed; the
+        # same for every C of an inner-CV grid on this fold, so cached): M[i, x] =
+        # mean_{x' ∈ bag i} K(x', x)
+        M = CACHE.get(("mean-embedding", self.kernel, float(self.gamma_))
+                      + matrix_fingerprint(Xk) + fingerprint(offsets),
+                      lambda: mean_embedding_kernel(Xk, offsets, Xk, x_norms=x_norms,
+                                                    z_norms=x_norms, **kern))
+        M_neg = M[neg].T                               # (N, n_neg)
         G_negneg = np.add.reduceat(M_neg[neg_rows], neg_off[:-1], axis=0) / sizes[neg][:, None]
         # initial positive "key": the mean embedding of the bag (uniform d)
         pos_rows = np.flatnonzero(np.isin(inst_bag, pos))
         pos_off = np.concatenate([[0], np.cumsum(sizes[pos])])
-        M_pos = mean_embedding_kernel(X[pos_rows], pos_off, X, x_norms=x_norms[pos_rows],
-                                      z_norms=x_norms, **kern).T     # (N, n_pos)
+        M_pos = M[pos].T                               # (N, n_pos)
         G_pospos = np.add.reduceat(M_pos[pos_rows], pos_off[:-1], axis=0) / sizes[pos][:, None]
         G_posneg = np.add.reduceat(M_neg[pos_rows], pos_off[:-1], axis=0) / sizes[pos][:, None]
         key = np.full(len(pos), -1)
@@ -152,8 +167,7 @@ class KISVM(MILClassifier):
             if stop:
                 break
             key = new
-            Zk = X[key]
-            M_pos = kernel_matrix(X, Zk, a_norms=x_norms, b_norms=x_norms[key], **kern)
+            M_pos = kernel_matrix(Xk, Xk[key], a_norms=x_norms, b_norms=x_norms[key], **kern)
             G_pospos = M_pos[key]
             G_posneg = M_neg[key]
         self.key_index_ = np.full(n, -1)
@@ -194,7 +208,8 @@ class KISVM(MILClassifier):
         X = np.asarray(X, dtype=float)
         if len(self._weights) == 0:
             return np.full(len(X), self._bias)
-        return kernel_matrix(X, self._expansion, self.kernel, self.gamma_, None,
+        return kernel_matrix(as_sparse_if_sparse(X), as_sparse_if_sparse(self._expansion),
+                             self.kernel, self.gamma_, sq_norms(X),
                              self._exp_norms) @ self._weights + self._bias
 
     def _decision(self, bags):

@@ -36,7 +36,7 @@ Departures / readings of the extraction:
 Speed, not result: from the second round on the representatives R are training instances, so
 every round needs only blocks of the kernel of Z = [X; bag means] (the means are round 1's R):
 K(R, R) (Eq. 27) and K(X, R_sv) (Eq. 32).  Three ways to get them, the same model to round-off:
-* sparse input (at most ``SPARSE_MAX_DENSITY`` = 5 % of the instances' entries non-zero, e.g.
+* sparse input (at most ``odm.SPARSE_MAX_DENSITY`` = 5 % of the instances' entries non-zero, e.g.
   the WebKB TF-IDF passages, ~1 %; an RBF block through CSR is ~5× faster than dense BLAS at
   1-2 %, 2.7× at 5 %, break-even near 10 %: bench_miordm.py --density): Z is built as CSR and
   the products go through it (odm.kernel_matrix; the RBF by ‖a‖² + ‖b‖² − 2aᵀb as for dense
@@ -66,6 +66,7 @@ from milbench.base import COUNT, MILClassifier, options, resolve_gamma, warn_cap
 from milbench.classifiers import odm
 from milbench.classifiers.odm import (
     ODM_CONSTRAINTS,
+    as_sparse_if_sparse,
     cached_kernel,
     cached_packed_kernel,
     kernel_matrix,
@@ -82,15 +83,6 @@ from milbench.utils.cache import memory_limit
 
 FULL_KERNEL_MAX_BYTES = 32 * 2**20   # cap on the kernel of all instances and bag means
 PACKED_KERNEL_MAX_BYTES = 150 * 2**20   # sparse input: cap on the packed (half) kernel
-SPARSE_MAX_DENSITY = 0.05            # kernel products through CSR below this fraction of non-zeros
-
-
-def as_sparse_if_sparse(X):
-    """X as a CSR matrix when at most ``SPARSE_MAX_DENSITY`` of its entries are non-zero (the
-    TF-IDF passages of WebKB: ~1 %), else X itself."""
-    if SPARSE_MAX_DENSITY > 0 and np.count_nonzero(X) <= SPARSE_MAX_DENSITY * X.size:
-        return sp.csr_matrix(X)
-    return X
 
 
 def segment_argmax(scores, offsets):
@@ -121,24 +113,57 @@ def bag_means(X, offsets):
     return np.add.reduceat(X, offsets[:-1], axis=0) / np.diff(offsets)[:, None]
 
 
-def instances_and_means(X, offsets):
-    """Z = [X; bag means] (Eq. 13) in float64 and its squared row norms: a CSR matrix built
-    without a dense float64 copy when X is sparse (:func:`as_sparse_if_sparse`), else dense.
-    The sparse means add the same non-zeros in the same (row) order as :func:`bag_means`."""
+def instances_and_means(X, offsets, means=True):
+    """Z = [X; bag means] (Eq. 13; Z = X when ``means`` is False) in float64 and its squared row
+    norms: a CSR matrix built without a dense float64 copy when X is sparse
+    (:func:`as_sparse_if_sparse`), else dense.  The sparse means add the same non-zeros in the
+    same (row) order as :func:`bag_means`."""
     Xs = as_sparse_if_sparse(X)
     if not sp.issparse(Xs):
         X = np.asarray(X, dtype=float)
-        Z = np.vstack([X, bag_means(X, offsets)])
+        Z = np.vstack([X, bag_means(X, offsets)]) if means else X
         return Z, sq_norms(Z)
     Xs = Xs.astype(float)
+    if not means:
+        return Xs, sq_norms(Xs)
     sizes = np.diff(offsets)
     member = sp.csr_matrix((np.ones(Xs.shape[0]), np.arange(Xs.shape[0]), offsets),
                            shape=(len(sizes), Xs.shape[0]))
-    means = (member @ Xs).tocsr()
-    means.sort_indices()
-    means.data /= np.repeat(sizes, np.diff(means.indptr))
-    Z = sp.vstack([Xs, means], format="csr")
+    bag_mean_rows = (member @ Xs).tocsr()
+    bag_mean_rows.sort_indices()
+    bag_mean_rows.data /= np.repeat(sizes, np.diff(bag_mean_rows.indptr))
+    Z = sp.vstack([Xs, bag_mean_rows], format="csr")
     return Z, sq_norms(Z)
+
+
+def kernel_blocks(Z, z_norms, kernel, gamma, room, n_scored):
+    """Blocks of K(Z, Z) for a representative alternation (module docstring: packed kernel for
+    sparse Z, square kernel for small dense Z, else per-call products), as two functions:
+    ``gram(rows, cols)`` = K(Z[rows], Z[cols]) and ``scores(cols, coef)`` =
+    K(Z[:n_scored], Z[cols]) @ coef.  ``room``: bytes the kernel may take (np.inf: no limit).
+    The three ways give the same numbers to round-off."""
+    packed_cap = min(PACKED_KERNEL_MAX_BYTES, odm.CACHE.max_bytes // 5, room)
+    if sp.issparse(Z) and 8 * packed_size(Z.shape[0]) <= packed_cap:
+        P = cached_packed_kernel(Z, kernel, gamma, z_norms)
+
+        def gram(rows, cols):
+            return packed_block(P, rows, cols)
+
+        def scores(cols, coef):                          # one pass over the triangle
+            return packed_matvec(P, cols, coef)[:n_scored]
+        return gram, scores
+    if not sp.issparse(Z) and 8 * Z.shape[0] ** 2 <= min(FULL_KERNEL_MAX_BYTES, room):
+        K = cached_kernel(Z, kernel, gamma)
+
+        def gram(rows, cols):
+            return K[rows][:, cols]
+    else:
+        def gram(rows, cols):
+            return kernel_matrix(Z[rows], Z[cols], kernel, gamma, z_norms[rows], z_norms[cols])
+
+    def scores(cols, coef):
+        return gram(slice(n_scored), cols) @ coef
+    return gram, scores
 
 
 class MIORDM(MILClassifier):
@@ -207,28 +232,7 @@ class MIORDM(MILClassifier):
 
         Z, z_norms = instances_and_means(X, offsets)    # instances, then the Eq. 13 means
         room = np.inf if limit is None else limit - need
-        packed_cap = min(PACKED_KERNEL_MAX_BYTES, odm.CACHE.max_bytes // 5, room)
-        if sp.issparse(Z) and 8 * packed_size(Z.shape[0]) <= packed_cap:
-            P = cached_packed_kernel(Z, self.kernel, self.gamma_, z_norms)
-
-            def gram(rows, cols):
-                return packed_block(P, rows, cols)
-
-            def instance_scores(cols, coef):             # K(X, Z[cols]) @ coef, one pass
-                return packed_matvec(P, cols, coef)[:N]
-        else:
-            if not sp.issparse(Z) and 8 * Z.shape[0] ** 2 <= min(FULL_KERNEL_MAX_BYTES, room):
-                K = cached_kernel(Z, self.kernel, self.gamma_)
-
-                def gram(rows, cols):
-                    return K[rows][:, cols]
-            else:
-                def gram(rows, cols):
-                    return kernel_matrix(Z[rows], Z[cols], self.kernel, self.gamma_,
-                                         z_norms[rows], z_norms[cols])
-
-            def instance_scores(cols, coef):
-                return gram(slice(N), cols) @ coef
+        gram, instance_scores = kernel_blocks(Z, z_norms, self.kernel, self.gamma_, room, N)
 
         rows = N + np.arange(n)                         # rows of Z holding the representatives
         rep_idx = np.full(n, -1)

@@ -15,10 +15,18 @@ Choices (stated, not hidden):
 * Besides "representatives unchanged" the loop stops when an earlier set of representatives
   comes back (cycle) or after ``max_iter`` SVM fits; the last SVM fitted is kept.
 * ``gamma=None`` means 1/n_features.  Ties in argmax go to the first instance of the bag.
+
+Speed, not result: every round needs only blocks of the training instances' kernel, K(R, R)
+for the SVM and K(X, R_sv) for the new representatives, so they come from MIORDM's
+:func:`~milbench.classifiers.miordm.kernel_blocks` — on sparse input (the WebKB TF-IDF
+passages, ~1 % non-zero) CSR products and the packed kernel of the training instances,
+computed once and shared by every C of an inner-CV grid on the same fold; the same model to
+round-off (benchmarks/methods/bench_miordm.py --baselines).
 """
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.svm import SVC
 
 from milbench.base import (
@@ -32,9 +40,15 @@ from milbench.base import (
     resolve_gamma,
     warn_cap,
 )
-from milbench.classifiers.miordm import representatives_stop, segment_argmax
-from milbench.classifiers.odm import KERNELS, kernel_matrix, sq_norms
+from milbench.classifiers.miordm import (
+    instances_and_means,
+    kernel_blocks,
+    representatives_stop,
+    segment_argmax,
+)
+from milbench.classifiers.odm import KERNELS, as_sparse_if_sparse, kernel_matrix, sq_norms
 from milbench.data.bags import stack
+from milbench.utils.cache import memory_limit
 
 
 def random_instance_per_bag(offsets, rng):
@@ -81,35 +95,34 @@ class MIRSVM(MILClassifier):
 
     def _fit(self, bags, y01):
         X, offsets = stack(bags)
-        X = np.asarray(X, dtype=float)
         y = np.asarray(y01).astype(int)
+        n, N = len(y), len(X)
         self.gamma_ = resolve_gamma(self.gamma, X.shape[1])
-        x_norms = sq_norms(X)
+        Z, z_norms = instances_and_means(X, offsets, means=self.init == "mean")
+        limit = memory_limit()
+        room = np.inf if limit is None else limit - 8 * (n * n + N * n)
+        gram, instance_scores = kernel_blocks(Z, z_norms, self.kernel, self.gamma_, room, N)
         rng = np.random.default_rng(self.random_state)
         if self.init == "random":
-            rep = random_instance_per_bag(offsets, rng)
-            R = X[rep]
+            rep = rows = random_instance_per_bag(offsets, rng)
         else:
-            rep = np.full(len(y), -1)
-            R = np.add.reduceat(X, offsets[:-1], axis=0) / np.diff(offsets)[:, None]
+            rep, rows = np.full(n, -1), N + np.arange(n)      # rows of Z holding the means
         seen, it = {rep.tobytes()}, 0
         while True:
             it += 1
-            r_norms = sq_norms(R)
             svm = SVC(C=self.C, kernel="precomputed", tol=self.tol)
-            svm.fit(kernel_matrix(R, R, self.kernel, self.gamma_, r_norms, r_norms), y)
-            sv = svm.support_
-            scores = kernel_matrix(X, R[sv], self.kernel, self.gamma_, x_norms, r_norms[sv]) \
-                @ svm.dual_coef_[0] + svm.intercept_[0]
+            svm.fit(gram(rows, rows), y)
+            scores = instance_scores(rows[svm.support_], svm.dual_coef_[0]) + svm.intercept_[0]
             new = segment_argmax(scores, offsets)
             stop = representatives_stop(new, rep, seen, it, self.max_iter)
             if stop:
                 break
-            rep, R = new, X[new]
+            rep = rows = new
+        R = Z[rows]
         self.rep_index_ = rep
-        self.representatives_ = R
+        self.representatives_ = R.toarray() if sp.issparse(R) else R
         self.svm_ = svm
-        self._sv = R[svm.support_]
+        self._sv = self.representatives_[svm.support_]
         self._sv_norms = sq_norms(self._sv)
         if stop == "max_iter":
             warn_cap(self, "max_iter", self.max_iter, "SVM fits without the representatives "
@@ -120,8 +133,9 @@ class MIRSVM(MILClassifier):
 
     def instance_scores(self, X):
         """SVM output f(x) for a stacked (N, d) instance matrix."""
-        K = kernel_matrix(np.asarray(X, dtype=float), self._sv, self.kernel, self.gamma_, None,
-                          self._sv_norms)
+        X = np.asarray(X, dtype=float)
+        K = kernel_matrix(as_sparse_if_sparse(X), as_sparse_if_sparse(self._sv), self.kernel,
+                          self.gamma_, sq_norms(X), self._sv_norms)
         return K @ self.svm_.dual_coef_[0] + self.svm_.intercept_[0]
 
     def _decision(self, bags):

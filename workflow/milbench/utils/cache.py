@@ -29,6 +29,7 @@ import threading
 from collections import OrderedDict
 
 import numpy as np
+import scipy.sparse as sp
 
 DEFAULT_MAX_BYTES = int(float(os.environ.get("MILBENCH_KERNEL_CACHE_MB", 768)) * 2**20)
 
@@ -54,6 +55,15 @@ def fingerprint(*arrays):
         a = np.ascontiguousarray(a)
         out.append((a.shape, a.dtype.str, hashlib.blake2b(a.data, digest_size=16).hexdigest()))
     return tuple(out)
+
+
+def matrix_fingerprint(A):
+    """:func:`fingerprint` of a dense array, or of a scipy sparse matrix's shape and CSR arrays
+    (a fraction of the dense bytes to hash)."""
+    if sp.issparse(A):
+        A = A.tocsr()
+        return (A.shape,) + fingerprint(A.data, A.indices, A.indptr)
+    return fingerprint(A)
 
 
 class LRUCache:
