@@ -146,7 +146,8 @@ def stacked_bag_distances(XA, offA, XB=None, offB=None, metric="min", block_rows
     if sp.issparse(XA) != sp.issparse(XB):
         XA, XB = (M.toarray() if sp.issparse(M) else M for M in (XA, XB))
     if metric == "min":
-        need = 8 * (nA * nB + 2 * min(_min_rows(block_rows, XB.shape[0]), XA.shape[0]) * XB.shape[0])
+        need = 8 * (nA * nB
+                    + 2 * min(_min_rows(block_rows, XB.shape[0]), XA.shape[0]) * XB.shape[0])
     else:
         need = 8 * (XA.shape[0] * nB + (XB.shape[0] * nA if not same else 0) + nA * nB
                     + 2 * min(block_rows, XA.shape[0]) * XB.shape[0])
