@@ -209,8 +209,6 @@ def faculty_table(bags_dir, n_old):
     import numpy as np
 
     from milbench.classifiers.miordm import MIORDM
-    from milbench.data.folds import make_folds, split
-    from milbench.data.store import read_bags
     from milbench.experiment.fold import build_estimator
     from milbench.preprocessing import BagScaler
     from milbench.utils.cache import CACHE

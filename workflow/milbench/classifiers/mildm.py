@@ -33,6 +33,7 @@ CSR.  The same model to round-off (benchmarks/methods/bench_miordm.py --baseline
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from milbench.base import (
     ESTIMATOR,
@@ -45,15 +46,16 @@ from milbench.base import (
 )
 from milbench.classifiers.odm import as_sparse_if_sparse, kernel_matrix, sq_norms
 from milbench.data.bags import stack
-from milbench.utils.cache import CACHE, fingerprint
+from milbench.utils.cache import CACHE, fingerprint, matrix_fingerprint
 from milbench.utils.learners import make_estimator
 
 
 def bag_similarity_mapping(X, offsets, P, gamma, block_cols=1024, x_norms=None, p_norms=None):
     """(n_bags, len(P)) matrix φ[i, k] = exp(−γ min_{x ∈ bag i} ‖x − p_k‖²) in column blocks;
-    the products xᵀp through CSR when X and P are sparse (odm.as_sparse_if_sparse)."""
-    X = as_sparse_if_sparse(np.asarray(X, dtype=float))
-    P = as_sparse_if_sparse(np.asarray(P, dtype=float))
+    the products xᵀp through CSR when X and P are sparse (CSR matrices, or dense arrays that
+    odm.as_sparse_if_sparse turns into CSR)."""
+    X, P = (A if sp.issparse(A) else as_sparse_if_sparse(np.asarray(A, dtype=float))
+            for A in (X, P))
     x_norms = sq_norms(X) if x_norms is None else x_norms
     p_norms = sq_norms(P) if p_norms is None else p_norms
     n_pool = P.shape[0]
@@ -115,9 +117,11 @@ class MILDM(MILClassifier):
         self._pool_norms = sq_norms(self.pool_)
         # φ and h depend on the training bags (and γ) only, not on m: an inner-CV grid over m
         # computes them once per fold (read-only entries of the cache)
-        key = ("bag-similarity", float(self.gamma_)) + fingerprint(self.pool_, offsets)
+        pool = as_sparse_if_sparse(self.pool_)      # CSR on sparse data: products and key
+        key = (("bag-similarity", float(self.gamma_)) + matrix_fingerprint(pool)
+               + fingerprint(offsets))
         Phi = CACHE.get(key, lambda: bag_similarity_mapping(
-            self.pool_, offsets, self.pool_, self.gamma_, x_norms=self._pool_norms,
+            pool, offsets, pool, self.gamma_, x_norms=self._pool_norms,
             p_norms=self._pool_norms))
         self.pool_scores_ = CACHE.get(
             key + fingerprint(np.asarray(y01)),
