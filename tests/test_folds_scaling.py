@@ -67,3 +67,24 @@ def test_scaler_uses_training_instances_only(kind):
 def test_scaler_constant_column():
     s = BagScaler("minmax").fit([np.ones((3, 2)), np.ones((2, 2))], [0, 1])
     assert np.isfinite(s.transform([np.ones((1, 2))])[0]).all()
+
+
+def test_scale_none_and_no_selection_pass_bags_through_bit_for_bit():
+    """``scale: none`` and selector ``none`` return a Bags container as it is: the same
+    instances, bit for bit, as the arithmetic path ((x − 0) / 1, all columns), uncopied."""
+    from milbench.base import MILTransformer
+    from milbench.selectors.identity import NoSelection
+
+    bags = Bags.from_list(*toy_bags(n_bags=12, seed=3))
+    bags = bags.with_instances(np.where(np.arange(bags.n_features) % 3 == 0, -0.0,
+                                        bags.instances * 1e-30))   # −0 and tiny values survive
+    for t in (BagScaler("none"), NoSelection()):
+        t.fit(bags, bags.labels)
+        out, arith = t.transform(bags), MILTransformer.transform(t, bags)
+        assert out is bags
+        assert arith.instances.dtype == out.instances.dtype
+        assert np.array_equal(arith.instances.view(np.uint32), out.instances.view(np.uint32))
+        assert [a.tolist() for a in t.transform(bags.as_list())] == \
+            [a.tolist() for a in arith.as_list()]                  # a list: the float64 path
+        with pytest.raises(ValueError, match="features"):
+            t.transform(bags.with_instances(bags.instances[:, :2]))

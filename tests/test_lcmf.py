@@ -123,3 +123,33 @@ def test_factorisations_are_shared_across_svm_C_and_equal_fresh_ones():
     FACTOR_CACHE.clear()
     LCMF(n_factors=4, random_state=None).fit(B, y)
     assert (FACTOR_CACHE.hits, FACTOR_CACHE.misses) == (0, 0)
+
+
+def test_a_transductive_factorisation_depends_on_the_pages_only():
+    """Pages are factorised in bag-id order: fits that label different pages of the same page
+    set (an inner fold and the outer refit; two cells with the same seed) factorise once, and
+    every page gets the same factors, bit for bit, as from a fresh factorisation."""
+    from milbench.classifiers.lcmf import FACTOR_CACHE
+    from milbench.experiment.fold import Unlabeled
+
+    B, y = graph_bags(seed=4)
+    perm = np.random.default_rng(0).permutation(40)
+    splits = [np.arange(0, 40, 3), np.arange(1, 40, 3), perm[:15]]   # the last one shuffled
+    fits = {}
+    for reuse in (False, True):
+        FACTOR_CACHE.clear()
+        with (FACTOR_CACHE.disabled() if not reuse else contextlib.nullcontext()):
+            fits[reuse] = [LCMF(n_factors=4, random_state=0).fit(
+                B.subset(tr), y[tr], unlabeled=Unlabeled(B).complement(B.subset(tr)))
+                for tr in splits]
+        if reuse:
+            assert (FACTOR_CACHE.hits, FACTOR_CACHE.misses) == (2, 1)
+    first = fits[False][0].stored_
+    assert sorted(first) == sorted(B.bag_ids)
+    for m in fits[False][1:] + fits[True]:
+        assert all(np.array_equal(m.stored_[b], first[b]) for b in B.bag_ids)
+        assert np.array_equal(m.U_, fits[False][0].U_) and np.array_equal(m.V_, fits[False][0].V_)
+    # the same pages in another order: the same factors (an inductive fit on all pages)
+    whole, shuffled = (LCMF(n_factors=4, random_state=0).fit(B.subset(i), y[i])
+                       for i in (np.arange(40), perm))
+    assert all(np.array_equal(whole.stored_[b], shuffled.stored_[b]) for b in B.bag_ids)

@@ -48,6 +48,22 @@ SLOW = textwrap.dedent('''
 
         def predict(self, X):
             return np.zeros(len(X), int)
+
+
+    SEEN = set()
+
+
+    class Pages(Sleepy):
+        """Transductive; burns ``burn`` s the first time this process sees a set of pages (its
+        bags and the unlabeled ones), as LC-MF factorises the pages once."""
+
+        def fit(self, X, y, unlabeled=None):
+            pages = frozenset(X.bag_ids) | frozenset([] if unlabeled is None else unlabeled.bag_ids)
+            burn, self.burn = self.burn, self.burn if pages not in SEEN else 0.0
+            SEEN.add(pages)
+            super().fit(X, y)
+            self.burn = burn
+            return self
 ''')
 
 
@@ -188,6 +204,21 @@ def test_tuned_draw_times_grid_points_on_the_inner_fold(tmp_path):
     assert fam["fits_per_cell"] == 2 * 2 + 1 and fam["draws"][0]["points"] == 2
     # inner fold = 2 points; a cell = 2 inner folds + the refit, each fit ~0.1 s CPU
     assert 0.45 <= fam["cell_cpu"] <= 0.9
+
+
+def test_a_transductive_draw_counts_the_work_its_inner_folds_share(tmp_path):
+    """Every inner fold and the refit of a transductive cell fit the same pages: a classifier
+    that does its work once per page set (LC-MF's factorisation) costs it once a cell, not once
+    per inner fold (K x the first fold until 2026-11-28)."""
+    cfg_path = sleepy_config(tmp_path, wait=0.0, burn=0.3, grid=True)
+    cfg = yaml.safe_load(cfg_path.read_text())
+    cfg["experiments"]["tiny"]["classifiers"][0]["name"] = "sleepy:Pages"
+    cfg["experiments"]["tiny"]["transductive"] = True
+    cfg_path.write_text(yaml.safe_dump(cfg))
+    out = P.main([str(cfg_path), "--seconds", "30", "--draws", "1", "--data", str(tmp_path / "none")])
+    fam = out["experiments"][0]["families"][0]
+    assert fam["fits_per_cell"] == 2 * 2 + 1
+    assert 0.25 <= fam["cell_cpu"] <= 0.45          # one burn of 0.3 s; not 2 inner folds' 0.6
 
 
 def test_a_fit_past_the_limit_is_stopped_and_a_lower_bound(tmp_path):

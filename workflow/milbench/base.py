@@ -100,6 +100,15 @@ class WeightedMILClassifier(MILClassifier):
         return self
 
 
+def check_width(transformer, bags):
+    """``bags`` (a Bags container), after checking it has the features the transformer was
+    fitted on."""
+    if bags.n_features != transformer.n_features_in_:
+        raise ValueError(f"{type(transformer).__name__}: X has {bags.n_features} features; "
+                         f"fitted with {transformer.n_features_in_}")
+    return bags
+
+
 class MILTransformer(TransformerMixin, BaseEstimator):
     """Base for selectors / reducers. Subclasses implement ``_fit(bags, y01)`` and
     ``_transform_instances(X)`` mapping a stacked (N, d) instance matrix to (N, k).

@@ -24,8 +24,12 @@ container given to ``decision_function`` has edges to training bag ids).
 
 The factorisation does not depend on ``svm_C``: each distinct factorisation (the same A, C, k,
 α, γ, β, iteration cap and integer seed) is computed once per process (:class:`FactorCache`),
-so an inner CV over ``svm_C`` factorises each inner fold once, not once per C (the same models,
-tests).
+so an inner CV over ``svm_C`` does not factorise once per C (the same models, tests).  The pages
+are factorised in bag-id order (the seeded start is drawn row by row), so a factorisation
+depends on the set of pages only, not on which of them are labelled: in the transductive
+setting every inner fold and the refit of a cell factorise the same pages, once, and so do the
+cells of a method job that share a seed (until 2026-11-28 the order was the fit's own — the
+labelled pages first — and a cell factorised once per inner fold and again for the refit).
 """
 from __future__ import annotations
 
@@ -97,9 +101,10 @@ def factorise(A, Cm, k=50, alpha=1.0, gamma=0.1, beta=0.1, max_iter=300, tol=1e-
 class FactorCache(LRUCache):
     """Factorisations of this process, keyed on the adjacency's and content matrix's bytes
     (sha1) and every parameter :func:`factorise` depends on; only fits seeded by an integer are
-    kept (another seed draws a new start each time).  A grid over ``svm_C`` hands LC-MF the same
-    pages per inner fold for each C: a hit returns the (Z, U, V, result) a fresh factorisation
-    computes (tests).  64 MiB: θ is (n + m)·k + k² floats, 1.9 MB for WebKB faculty."""
+    kept (another seed draws a new start each time).  Every fit of a transductive cell, each C
+    of each inner fold and the refit, hands LC-MF the same pages: a hit returns the
+    (Z, U, V, result) a fresh factorisation computes (tests).  64 MiB: θ is (n + m)·k + k²
+    floats, 1.9 MB for WebKB faculty."""
 
     def __init__(self, max_bytes=64 * 2**20):
         super().__init__(max_bytes, sizeof=lambda f: f[3].x.nbytes + 200)
@@ -126,6 +131,15 @@ def _page_vectors(inst, offsets):
     return M / np.where(nrm > 0, nrm, 1.0)
 
 
+def _page_order(ids):
+    """The order the pages are factorised in: by bag id, so that the factorisation (its seeded
+    start is drawn row by row) depends on the set of pages only, not on which of them are
+    labelled.  A page without an id (a list of arrays) counts by its position as
+    ``Bags.from_list`` names it ("0", "1", ...), so a list and its Bags fit alike."""
+    keys = [str(i) if b is None else b for i, b in enumerate(ids)]
+    return np.argsort(np.asarray(keys, dtype=str), kind="stable")
+
+
 def _adjacency(containers, ids_index, n):
     """Sparse n × n adjacency from the bag-level edges of the containers (ids -> rows)."""
     rows, cols, vals = [], [], []
@@ -145,7 +159,9 @@ def _adjacency(containers, ids_index, n):
     r, c, v = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
     _, first = np.unique(np.stack([r, c], 1), axis=0, return_index=True)   # an edge listed
     first = np.sort(first)                                                  # twice counts once
-    return sp.csr_matrix((v[first], (r[first], c[first])), shape=(n, n))
+    A = sp.csr_matrix((v[first], (r[first], c[first])), shape=(n, n))
+    A.sort_indices()                    # the same matrix, bit for bit, whatever the edges' order
+    return A
 
 
 class LCMF(MILClassifier):
@@ -211,15 +227,20 @@ class LCMF(MILClassifier):
             all_ids += u_ids
         index = {b: i for i, b in enumerate(all_ids) if b is not None}
         n = len(all_ids)
-        A = _adjacency(containers, index, n)
+        order = _page_order(all_ids)
+        A = _adjacency(containers, {all_ids[j]: i for i, j in enumerate(order)
+                                    if all_ids[j] is not None}, n)
+        Cm = Cm[order]
         k = int(min(self.n_factors, n, Cm.shape[1]))
         args = dict(k=k, alpha=self.alpha, gamma=self.gamma, beta=self.beta,
                     max_iter=self.max_iter, random_state=self.random_state)
         if FACTOR_CACHE.enabled and isinstance(self.random_state, numbers.Integral):
-            Z, U, V, res = FACTOR_CACHE.get(FACTOR_CACHE.key(A, Cm, **args),
-                                            lambda: factorise(A, Cm, **args))
+            Zc, U, V, res = FACTOR_CACHE.get(FACTOR_CACHE.key(A, Cm, **args),
+                                             lambda: factorise(A, Cm, **args))
         else:
-            Z, U, V, res = factorise(A, Cm, **args)
+            Zc, U, V, res = factorise(A, Cm, **args)
+        Z = np.empty_like(Zc)
+        Z[order] = Zc
         self.U_, self.V_ = U, V
         n_lab = len(ids)
         self.Z_train_ = Z[:n_lab]

@@ -332,16 +332,16 @@ def _draw_untuned(ctx, task):
     return {"cell_cpu": cpu, "fits": [cpu / fits], "stage_cpu": stage_cpu, "stage_state": stage}
 
 
-def _inner_split(ctx, cell, n_folds):
-    """The cell's training bags split as the first fold of the inner CV the workflow runs
+def _inner_split(ctx, cell, n_folds, which=0):
+    """The cell's training bags split as fold ``which`` of the inner CV the workflow runs
     (StratifiedKFold, shuffled, seed + repeat): (training, test, inner training, validation
     bags, seed)."""
     bags = ctx["bags"]
     tr, te, _ = split(ctx["folds"], cell[0], cell[1], bags.bag_ids)
     train = bags.subset(tr)
     seed = ctx["settings"]["protocol"]["seed"] + cell[0]
-    itr, iva = next(StratifiedKFold(n_folds, shuffle=True, random_state=seed)
-                    .split(np.zeros(len(train)), train.labels))
+    itr, iva = list(StratifiedKFold(n_folds, shuffle=True, random_state=seed)
+                    .split(np.zeros(len(train)), train.labels))[which]
     return train, bags.subset(te), train.subset(itr), train.subset(iva), seed
 
 
@@ -373,7 +373,10 @@ def _draw_tuned(ctx, task):
     every classifier setting; else one point.  Fold = the groups that stand for themselves
     (``n_fixed``: the centre and corners) as timed + the other groups of the grid fitted afresh
     x the mean of the random ones + the groups served by another's fit (``n_shared``) x the one
-    of them timed (``shared_group``); what the grid shares in-process is counted once."""
+    of them timed (``shared_group``); what the grid shares in-process is counted once.  In a
+    transductive experiment every inner fold fits the same pages, so the first group is timed
+    again on the second inner fold, which then stands for the first group of folds 2..K
+    (LC-MF factorises the pages once for all of them: :mod:`milbench.classifiers.lcmf`)."""
     m, exp = task["method"], ctx["exp"]
     K = exp["inner_folds"]
     stage_cpu = None
@@ -389,7 +392,7 @@ def _draw_tuned(ctx, task):
     groups, fits, shared = [], [], None
     start = time.process_time()
     with tempfile.TemporaryDirectory(prefix="milbench-plan-") as cache:
-        def fit_group(group, record=True):
+        def fit_group(group, record=True, split=(inner, val)):
             t0 = time.process_time()
             for point in group:
                 t = time.process_time()
@@ -398,8 +401,8 @@ def _draw_tuned(ctx, task):
                 pipe = build_estimator(exp["scale"], _spec_at(m["selector"], sp),
                                        _spec_at(m["classifier"], cp), seed=seed, views=views,
                                        memory=cache if caching else None)
-                pipe.fit(inner, inner.labels, **fit_kw)
-                scorer(pipe, val, val.labels)
+                pipe.fit(split[0], split[0].labels, **fit_kw)
+                scorer(pipe, split[1], split[1].labels)
                 if record:
                     fits.append(time.process_time() - t)
             return time.process_time() - t0
@@ -413,6 +416,10 @@ def _draw_tuned(ctx, task):
         if task.get("n_shared") and shared is None:    # its group not reached: fit it untimed
             fit_group(task["groups"][task["shared_after"]], record=False)
             shared = fit_group(task["shared_group"], record=False)
+        first_again = groups[0]
+        if fit_kw and K > 1:        # the other inner folds fit the same pages
+            first_again = fit_group(task["groups"][0], record=False,
+                                    split=_inner_split(ctx, task["cell"], K, which=1)[2:4])
         # the refit on the cell's training bags at the first point, and the test bags' scores
         t = time.process_time()
         point = task["groups"][0][0]
@@ -434,7 +441,8 @@ def _draw_tuned(ctx, task):
         fold = groups[0] + (n - 1) * rest
     if task.get("n_shared"):    # groups served by another's fit, as the one timed
         fold += task["n_shared"] * shared
-    return {"cell_cpu": K * fold + refit, "fits": fits, "points_done": len(fits),
+    return {"cell_cpu": fold + (K - 1) * (fold - groups[0] + first_again) + refit,
+            "fits": fits, "points_done": len(fits),
             "stage_cpu": stage_cpu}
 
 

@@ -4,13 +4,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from milbench.base import FeatureSubsetTransformer
+from milbench.base import FeatureSubsetTransformer, check_width
+from milbench.data.bags import Bags
 
 
 class NoSelection(FeatureSubsetTransformer):
-    """Keeps every feature; lets 'no selection' run through the same pipeline as the others."""
+    """Keeps every feature; lets 'no selection' run through the same pipeline as the others.
+    A Bags container passes through as it is (the same instances bit for bit, uncopied)."""
 
     _parameter_constraints = {}
 
     def _fit(self, bags, y):
         self.support_ = np.arange(bags[0].shape[1])
+
+    def transform(self, X):
+        if isinstance(X, Bags):
+            return check_width(self, X)
+        return super().transform(X)
