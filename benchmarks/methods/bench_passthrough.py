@@ -33,7 +33,6 @@ from milbench.data.store import read_bags
 from milbench.experiment.config import load_config
 from milbench.experiment.fold import Unlabeled, build_estimator
 from milbench.preprocessing import BagScaler
-from milbench.selectors.identity import NoSelection
 
 EXP = load_config(REPO / "config" / "paper" / "milsd.yaml")["experiments"]["milsd-webkb"]
 RATIOS = EXP["protocol"]["train_ratios"]            # fold = ratio index
@@ -42,13 +41,13 @@ RATIOS = EXP["protocol"]["train_ratios"]            # fold = ratio index
 @contextlib.contextmanager
 def arithmetic_path():
     """The transforms as they were: every Bags through (x − shift) / scale and X[:, support]."""
-    saved = BagScaler.transform, NoSelection.transform
-    BagScaler.transform, NoSelection.transform = MILTransformer.transform, \
-        FeatureSubsetTransformer.transform
+    saved = BagScaler._passes_through, FeatureSubsetTransformer._passes_through
+    BagScaler._passes_through = FeatureSubsetTransformer._passes_through = \
+        MILTransformer._passes_through
     try:
         yield
     finally:
-        BagScaler.transform, NoSelection.transform = saved
+        BagScaler._passes_through, FeatureSubsetTransformer._passes_through = saved
 
 
 def run_cell(bags, folds, spec, repeat, fold):

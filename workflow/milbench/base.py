@@ -100,20 +100,14 @@ class WeightedMILClassifier(MILClassifier):
         return self
 
 
-def check_width(transformer, bags):
-    """``bags`` (a Bags container), after checking it has the features the transformer was
-    fitted on."""
-    if bags.n_features != transformer.n_features_in_:
-        raise ValueError(f"{type(transformer).__name__}: X has {bags.n_features} features; "
-                         f"fitted with {transformer.n_features_in_}")
-    return bags
-
-
 class MILTransformer(TransformerMixin, BaseEstimator):
     """Base for selectors / reducers. Subclasses implement ``_fit(bags, y01)`` and
     ``_transform_instances(X)`` mapping a stacked (N, d) instance matrix to (N, k).
 
-    ``transform`` keeps the container type: Bags in -> Bags out, list in -> list out.
+    ``transform`` keeps the container type: Bags in -> Bags out, list in -> list out.  A
+    transformer that changes no value (``_passes_through``: ``scale: none``, a selection of every
+    column in order) returns a Bags container itself, uncopied: a transductive fit transforms
+    every page it is not trained on (0.3 s a fit on WebKB faculty for the float64 round trip).
     """
 
     def fit(self, X, y=None):
@@ -125,10 +119,23 @@ class MILTransformer(TransformerMixin, BaseEstimator):
 
     def transform(self, X):
         if isinstance(X, Bags):
+            if self._passes_through():
+                return self._check_width(X)
             return X.with_instances(self._transform_instances(X.instances.astype(float)))
         bags, _, _ = check_bags(X)
         sizes = np.cumsum([len(b) for b in bags])[:-1]
         return np.split(self._transform_instances(np.concatenate(bags)), sizes)
+
+    def _passes_through(self):
+        """Whether ``_transform_instances`` returns every value as it is, bit for bit."""
+        return False
+
+    def _check_width(self, bags):
+        """``bags`` (a Bags container), after checking it has the features fitted on."""
+        if bags.n_features != self.n_features_in_:
+            raise ValueError(f"{type(self).__name__}: X has {bags.n_features} features; "
+                             f"fitted with {self.n_features_in_}")
+        return bags
 
     def fit_transform(self, X, y=None, **fit_params):
         return self.fit(X, y).transform(X)
@@ -139,6 +146,11 @@ class FeatureSubsetTransformer(MILTransformer):
 
     def _transform_instances(self, X):
         return X[:, self.support_]
+
+    def _passes_through(self):
+        support = np.asarray(self.support_)
+        return support.dtype.kind in "iu" and np.array_equal(support,
+                                                             np.arange(self.n_features_in_))
 
     def get_support(self, indices=True):
         if indices:

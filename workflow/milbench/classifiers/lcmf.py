@@ -159,9 +159,7 @@ def _adjacency(containers, ids_index, n):
     r, c, v = np.concatenate(rows), np.concatenate(cols), np.concatenate(vals)
     _, first = np.unique(np.stack([r, c], 1), axis=0, return_index=True)   # an edge listed
     first = np.sort(first)                                                  # twice counts once
-    A = sp.csr_matrix((v[first], (r[first], c[first])), shape=(n, n))
-    A.sort_indices()                    # the same matrix, bit for bit, whatever the edges' order
-    return A
+    return sp.csr_matrix((v[first], (r[first], c[first])), shape=(n, n))
 
 
 class LCMF(MILClassifier):
@@ -228,8 +226,8 @@ class LCMF(MILClassifier):
         index = {b: i for i, b in enumerate(all_ids) if b is not None}
         n = len(all_ids)
         order = _page_order(all_ids)
-        A = _adjacency(containers, {all_ids[j]: i for i, j in enumerate(order)
-                                    if all_ids[j] is not None}, n)
+        A = _adjacency(containers, index, n)[order][:, order]
+        A.sort_indices()                # the same matrix, bit for bit, whatever the edges' order
         Cm = Cm[order]
         k = int(min(self.n_factors, n, Cm.shape[1]))
         args = dict(k=k, alpha=self.alpha, gamma=self.gamma, beta=self.beta,

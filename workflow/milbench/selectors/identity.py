@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from milbench.base import FeatureSubsetTransformer, check_width
-from milbench.data.bags import Bags
+from milbench.base import FeatureSubsetTransformer
 
 
 class NoSelection(FeatureSubsetTransformer):
@@ -16,8 +15,3 @@ class NoSelection(FeatureSubsetTransformer):
 
     def _fit(self, bags, y):
         self.support_ = np.arange(bags[0].shape[1])
-
-    def transform(self, X):
-        if isinstance(X, Bags):
-            return check_width(self, X)
-        return super().transform(X)

@@ -143,8 +143,7 @@ class ViewSelector(FeatureSubsetTransformer):
 
     def transform(self, X):
         if isinstance(X, Bags):
-            if X.n_features != self.n_features_in_:
-                raise ValueError(f"X has {X.n_features} features; fitted with {self.n_features_in_}")
+            X = self._check_width(X)
             return replace(X, instances=X.instances[:, self.output_columns_],
                            views=dict(self.output_views_))
         return super().transform(X)
