@@ -1,6 +1,7 @@
 """mi-SVM / MI-SVM (Andrews et al. 2003): reductions to SVC, witnesses, sklearn contract."""
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 from sklearn.svm import SVC
@@ -67,6 +68,62 @@ def test_singleton_bags_reduce_to_svc(Cls, kernel, kw, precompute):
                                ref.decision_function(Xt), atol=1e-6)
     np.testing.assert_allclose(m.decision_instances([x[None] for x in Xt]),
                                ref.decision_function(Xt), atol=1e-6)
+
+
+def sparse_bags(n_bags=40, d=200, seed=3):
+    """Bags of ~2 %-dense instances (TF-IDF-like); positive bags share a few features."""
+    rng = np.random.default_rng(seed)
+    bags, y = [], []
+    for i in range(n_bags):
+        B = rng.random((rng.integers(2, 7), d))
+        B *= rng.random(B.shape) < 0.02
+        if i % 2:
+            B[0, :3] += 1.0
+        bags.append(B)
+        y.append(i % 2)
+    return bags, np.array(y)
+
+
+@pytest.mark.parametrize("Cls", CLASSES)
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("precompute", [True, False])
+def test_sparse_instances_give_the_dense_model(Cls, kernel, precompute, monkeypatch):
+    """A sparse pool is held as CSR (kernel products over the non-zeros); the model is the one
+    the dense rows give, and on singleton bags the SVC on the same instances."""
+    from milbench.classifiers import misvm
+    bags, y = sparse_bags()
+    test, _ = sparse_bags(seed=4)
+    kw = dict(kernel=kernel, C=2.0, precompute=precompute, tol=1e-10)
+    m = Cls(**kw).fit(bags, y)
+    if precompute:
+        assert sp.issparse(m.svm_.sv_points)
+    else:
+        assert m.svm_.svc._sparse
+    monkeypatch.setattr(misvm, "as_sparse_if_sparse", lambda X: X)
+    dense = Cls(**kw).fit(bags, y)
+    assert m.diagnostics_ == dense.diagnostics_
+    np.testing.assert_allclose(m.decision_function(test), dense.decision_function(test),
+                               atol=1e-8)
+    np.testing.assert_allclose(m.decision_instances(test), dense.decision_instances(test),
+                               atol=1e-8)
+    X = np.concatenate(bags)
+    yi = np.repeat(y, [len(b) for b in bags])
+    ref = SVC(kernel=kernel, C=2.0, tol=1e-10, gamma=1.0 / X.shape[1]).fit(X, yi)
+    monkeypatch.undo()
+    single = Cls(**kw).fit([x[None] for x in X], yi)
+    np.testing.assert_allclose(single.decision_function([x[None] for x in X]),
+                               ref.decision_function(X), atol=1e-6)
+
+
+@pytest.mark.parametrize("Cls", CLASSES)
+def test_auto_precompute_cap_is_higher_for_a_sparse_pool(Cls, monkeypatch):
+    from milbench.classifiers import misvm
+    monkeypatch.setattr(misvm, "PRECOMPUTE_MAX_DENSE", 10)
+    monkeypatch.setattr(misvm, "PRECOMPUTE_MAX_SPARSE", 1000)
+    bags, y = sparse_bags()
+    assert Cls().fit(bags, y).svm_.precompute                 # ~180 sparse instances
+    assert not Cls().fit([b + 1.0 for b in bags], y).svm_.precompute      # the same, dense
+    assert not Cls(precompute_max=100).fit(bags, y).svm_.precompute
 
 
 @pytest.mark.parametrize("Cls", CLASSES)

@@ -1,0 +1,120 @@
+"""mi-SVM / MI-SVM on sparse instances: a CSR pool with its kernel precomputed up to 8000
+training instances (NEW, the default for a sparse pool) against a dense pool precomputed up to
+3000 (OLD, the code before), on config/paper/milsd.yaml's ``milsd-webkb`` (linear kernel, TF-IDF
+passages ~1 % non-zero), in the same run.
+
+Above 3000 training instances (webkb-student and webkb-faculty at ratios .4 and .5) OLD ran
+libsvm's native kernel on the dense 3000-wide rows, recomputing dot products every solver
+iteration.  Default: single fits on the outer training set of one cell at the given C values
+(CPU per fit, ratio, the largest difference of the test pages' decision values, accuracy).
+``--cell``: the whole tuned cell through the workflow's estimator
+(:func:`milbench.experiment.fold.build_estimator`; 6 C values × 5 inner folds + the refit), with
+the chosen C, the inner-CV scores and the test scores compared.
+
+    OMP_NUM_THREADS=1 python benchmarks/methods/bench_misvm.py \\
+        --bags results/bags/webkb-student@<tag> [--method MI-svm|mi-svm] [--ratio 0.5] \\
+        [--repeat 0] [--C 0.5 32] [--cell]
+"""
+from __future__ import annotations
+
+from _paths import REPO
+import argparse
+import contextlib
+import time
+import warnings
+
+import numpy as np
+
+from milbench.classifiers import misvm
+from milbench.data.folds import make_folds, split
+from milbench.data.store import read_bags
+from milbench.experiment.config import load_config
+from milbench.experiment.fold import Unlabeled, build_estimator
+from milbench.registry import make
+
+EXP = load_config(REPO / "config" / "paper" / "milsd.yaml")["experiments"]["milsd-webkb"]
+RATIOS = EXP["protocol"]["train_ratios"]            # fold = ratio index
+OLD_CAP = 3000
+
+
+@contextlib.contextmanager
+def dense_pool():
+    """The instance pool as it was: dense rows whatever their sparsity."""
+    saved = misvm.as_sparse_if_sparse
+    misvm.as_sparse_if_sparse = lambda X: X
+    try:
+        yield
+    finally:
+        misvm.as_sparse_if_sparse = saved
+
+
+def timed(fn):
+    t = time.process_time()
+    out = fn()
+    return out, time.process_time() - t
+
+
+def single_fits(spec, train, test, Cs):
+    params = {k: v for k, v in spec.items() if k not in ("name", "tune")}
+    print(f"  {'C':>8} {'OLD s':>8} {'NEW s':>8} {'OLD/NEW':>8} {'max |dF|':>9}  "
+          "accuracy OLD / NEW")
+    for C in Cs:
+        runs = {}
+        for label in ("OLD", "NEW"):
+            cap = OLD_CAP if label == "OLD" else None
+            with dense_pool() if label == "OLD" else contextlib.nullcontext():
+                m = make("classifier", {"name": spec["name"], **params, "C": C,
+                                          "precompute_max": cap})
+                _, cpu = timed(lambda: m.fit(train, train.labels))
+                runs[label] = cpu, m.decision_function(test), m.predict(test)
+        (co, fo, po), (cn, fn, pn) = runs["OLD"], runs["NEW"]
+        print(f"  {C:8g} {co:8.2f} {cn:8.2f} {co / cn:7.1f}x {np.abs(fo - fn).max():9.1e}  "
+              f"{(po == test.labels).mean():.4f} / {(pn == test.labels).mean():.4f}", flush=True)
+
+
+def run_cell(bags, folds, spec, repeat, fold, cap):
+    tr, te, _ = split(folds, repeat, fold, bags.bag_ids)
+    train, test = bags.subset(tr), bags.subset(te)
+    est = build_estimator(EXP["scale"], {"name": "none"}, {**spec, "precompute_max": cap},
+                          seed=EXP["protocol"]["seed"] + repeat, inner_folds=EXP["inner_folds"],
+                          inner_metric=EXP["inner_metric"])
+    _, cpu = timed(lambda: est.fit(train, train.labels, unlabeled=Unlabeled(bags)))
+    return {"cpu": cpu, "best": est.best_params_, "inner": est.cv_results_["mean_test_score"],
+            "scores": est.decision_function(test), "acc": (est.predict(test) == test.labels).mean()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bags", default=str(REPO / "results" / "bags" / "webkb-student@src-6455812d"))
+    ap.add_argument("--method", default="MI-svm", choices=["mi-svm", "MI-svm"])
+    ap.add_argument("--ratio", type=float, default=0.5, choices=RATIOS)
+    ap.add_argument("--repeat", type=int, default=0)
+    ap.add_argument("--C", type=float, nargs="+", default=[0.5, 32.0])
+    ap.add_argument("--cell", action="store_true", help="the whole tuned cell, OLD against NEW")
+    a = ap.parse_args()
+    spec = next(c for c in EXP["classifiers"] if c["name"] == a.method)
+    bags = read_bags(a.bags)
+    folds = make_folds(bags.bag_ids, bags.labels, {**EXP["protocol"], "repeats": a.repeat + 1})
+    tr, te, _ = split(folds, a.repeat, RATIOS.index(a.ratio), bags.bag_ids)
+    train, test = bags.subset(tr), bags.subset(te)
+    n = sum(len(b) for b in train)
+    print(f"{a.bags}: {a.method} ({spec['kernel']}), ratio {a.ratio}, repeat {a.repeat}: "
+          f"{len(train)} training bags, {n} instances")
+    warnings.simplefilter("ignore")
+    if not a.cell:
+        single_fits(spec, train, test, a.C)
+        return
+    with dense_pool():
+        old = run_cell(bags, folds, spec, a.repeat, RATIOS.index(a.ratio), OLD_CAP)
+    new = run_cell(bags, folds, spec, a.repeat, RATIOS.index(a.ratio), None)
+    same = np.array_equal(old["inner"], new["inner"])
+    print(f"  OLD (dense pool, cap {OLD_CAP}) {old['cpu']:8.1f} s CPU   accuracy {old['acc']:.4f}"
+          f"   chosen {old['best']}\n  NEW (CSR pool, cap 8000)   {new['cpu']:8.1f} s CPU   "
+          f"accuracy {new['acc']:.4f}   chosen {new['best']}\n"
+          f"  OLD/NEW {old['cpu'] / new['cpu']:.1f}x; inner-CV scores "
+          f"{'equal' if same else 'DIFFER'}; test scores max |d| "
+          f"{np.abs(old['scores'] - new['scores']).max():.1e}")
+
+
+if __name__ == "__main__":
+    main()
