@@ -28,7 +28,7 @@ so an inner CV over ``svm_C`` does not factorise once per C (the same models, te
 are factorised in bag-id order (the seeded start is drawn row by row), so a factorisation
 depends on the set of pages only, not on which of them are labelled: in the transductive
 setting every inner fold and the refit of a cell factorise the same pages, once, and so do the
-cells of a method job that share a seed (until 2026-11-28 the order was the fit's own — the
+cells of one seed that a process runs (until 2026-11-28 the order was the fit's own — the
 labelled pages first — and a cell factorised once per inner fold and again for the refit).
 """
 from __future__ import annotations
