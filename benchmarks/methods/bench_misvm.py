@@ -5,8 +5,9 @@ passages ~1 % non-zero), in the same run.
 
 Above 3000 training instances (webkb-student and webkb-faculty at ratios .4 and .5,
 webkb-course at .5) OLD ran libsvm's native kernel on the dense 3000-wide rows, recomputing dot
-products every solver iteration.  Default: single fits on the outer training set of one cell at the given C values
-(CPU per fit, ratio, the largest difference of the test pages' decision values, accuracy).
+products every solver iteration.  Default: single fits on the outer training set of one cell at
+the given C values (CPU per fit, ratio, the largest difference of the test pages' decision
+values, accuracy).
 ``--cell``: the whole tuned cell through the workflow's estimator
 (:func:`milbench.experiment.fold.build_estimator`; 6 C values × 5 inner folds + the refit), with
 the chosen C, the inner-CV scores and the test scores compared.
