@@ -23,37 +23,23 @@ Cells are repeats 0..cells-1 of the config's ratio protocol (seed 0) at each ``-
 """
 from __future__ import annotations
 
-from _paths import REPO
 import argparse
 import contextlib
-import time
 
 import numpy as np
 
+from _milsd_cell import BAGS, EXP, RATIOS, fit_cell, load, method_spec
 from milbench.classifiers.lcmf import FACTOR_CACHE
-from milbench.data.folds import make_folds, split
-from milbench.data.store import read_bags
-from milbench.experiment.config import load_config
-from milbench.experiment.fold import Unlabeled, build_estimator
 
-EXP = load_config(REPO / "config" / "paper" / "milsd.yaml")["experiments"]["milsd-webkb"]
-LCMF_SPEC = next(c for c in EXP["classifiers"] if c["name"] == "lcmf")
-RATIOS = EXP["protocol"]["train_ratios"]            # fold = ratio index
+LCMF_SPEC = method_spec("lcmf")
 
 
 def run_cell(bags, folds, repeat, fold, share, keep=False):
-    tr, te, _ = split(folds, repeat, fold, bags.bag_ids)
-    train, test = bags.subset(tr), bags.subset(te)
-    est = build_estimator(EXP["scale"], {"name": "none"}, LCMF_SPEC,
-                          seed=EXP["protocol"]["seed"] + repeat, inner_folds=EXP["inner_folds"],
-                          inner_metric=EXP["inner_metric"])
     if not keep:
         FACTOR_CACHE.clear()
     misses = FACTOR_CACHE.misses
     with contextlib.nullcontext() if share else FACTOR_CACHE.disabled():
-        t = time.process_time()
-        est.fit(train, train.labels, unlabeled=Unlabeled(bags))
-        cpu = time.process_time() - t
+        est, test, cpu = fit_cell(bags, folds, LCMF_SPEC, repeat, fold)
     grid = len(LCMF_SPEC["tune"]["svm_C"])
     factorisations = FACTOR_CACHE.misses - misses if share else grid * EXP["inner_folds"] + 1
     scores = est.decision_function(test)
@@ -64,14 +50,13 @@ def run_cell(bags, folds, repeat, fold, share, keep=False):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bags", default=str(REPO / "results" / "bags" / "webkb-faculty@src-6455812d"))
+    ap.add_argument("--bags", default=str(BAGS / "webkb-faculty@src-6455812d"))
     ap.add_argument("--ratio", type=float, nargs="+", default=[0.2], choices=RATIOS)
     ap.add_argument("--cells", type=int, default=1)
     ap.add_argument("--job", action="store_true",
                     help="the cells in one process with the cache kept, as a method job")
     a = ap.parse_args()
-    bags = read_bags(a.bags)
-    folds = make_folds(bags.bag_ids, bags.labels, {**EXP["protocol"], "repeats": a.cells})
+    bags, folds = load(a.bags, a.cells)
     print(f"{a.bags}: {len(bags)} pages; LC-MF, svm_C x {len(LCMF_SPEC['tune']['svm_C'])}, "
           f"{EXP['inner_folds']} inner folds, transductive, ratios {a.ratio}", flush=True)
     cells = [(repeat, RATIOS.index(r)) for repeat in range(a.cells) for r in a.ratio]

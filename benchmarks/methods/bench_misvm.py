@@ -18,7 +18,6 @@ the chosen C, the inner-CV scores and the test scores compared.
 """
 from __future__ import annotations
 
-from _paths import REPO
 import argparse
 import contextlib
 import time
@@ -26,15 +25,10 @@ import warnings
 
 import numpy as np
 
+from _milsd_cell import BAGS, RATIOS, cell_split, fit_cell, load, method_spec
 from milbench.classifiers import misvm
-from milbench.data.folds import make_folds, split
-from milbench.data.store import read_bags
-from milbench.experiment.config import load_config
-from milbench.experiment.fold import Unlabeled, build_estimator
 from milbench.registry import make
 
-EXP = load_config(REPO / "config" / "paper" / "milsd.yaml")["experiments"]["milsd-webkb"]
-RATIOS = EXP["protocol"]["train_ratios"]            # fold = ratio index
 OLD_CAP = 3000
 
 
@@ -74,30 +68,23 @@ def single_fits(spec, train, test, Cs):
 
 
 def run_cell(bags, folds, spec, repeat, fold, cap):
-    tr, te, _ = split(folds, repeat, fold, bags.bag_ids)
-    train, test = bags.subset(tr), bags.subset(te)
-    est = build_estimator(EXP["scale"], {"name": "none"}, {**spec, "precompute_max": cap},
-                          seed=EXP["protocol"]["seed"] + repeat, inner_folds=EXP["inner_folds"],
-                          inner_metric=EXP["inner_metric"])
-    _, cpu = timed(lambda: est.fit(train, train.labels, unlabeled=Unlabeled(bags)))
+    est, test, cpu = fit_cell(bags, folds, {**spec, "precompute_max": cap}, repeat, fold)
     return {"cpu": cpu, "best": est.best_params_, "inner": est.cv_results_["mean_test_score"],
             "scores": est.decision_function(test), "acc": (est.predict(test) == test.labels).mean()}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bags", default=str(REPO / "results" / "bags" / "webkb-student@src-6455812d"))
+    ap.add_argument("--bags", default=str(BAGS / "webkb-student@src-6455812d"))
     ap.add_argument("--method", default="MI-svm", choices=["mi-svm", "MI-svm"])
     ap.add_argument("--ratio", type=float, default=0.5, choices=RATIOS)
     ap.add_argument("--repeat", type=int, default=0)
     ap.add_argument("--C", type=float, nargs="+", default=[0.5, 32.0])
     ap.add_argument("--cell", action="store_true", help="the whole tuned cell, OLD against NEW")
     a = ap.parse_args()
-    spec = next(c for c in EXP["classifiers"] if c["name"] == a.method)
-    bags = read_bags(a.bags)
-    folds = make_folds(bags.bag_ids, bags.labels, {**EXP["protocol"], "repeats": a.repeat + 1})
-    tr, te, _ = split(folds, a.repeat, RATIOS.index(a.ratio), bags.bag_ids)
-    train, test = bags.subset(tr), bags.subset(te)
+    spec = method_spec(a.method)
+    bags, folds = load(a.bags, a.repeat + 1)
+    train, test = cell_split(bags, folds, a.repeat, RATIOS.index(a.ratio))
     n = sum(len(b) for b in train)
     print(f"{a.bags}: {a.method} ({spec['kernel']}), ratio {a.ratio}, repeat {a.repeat}: "
           f"{len(train)} training bags, {n} instances")

@@ -17,25 +17,17 @@ its 44 points; the whole grid by default).
 """
 from __future__ import annotations
 
-from _paths import REPO
 import argparse
 import contextlib
-import time
 import warnings
 
 import numpy as np
 
+from _milsd_cell import BAGS, EXP, RATIOS, fit_cell, load, method_spec
 from milbench.base import FeatureSubsetTransformer, MILTransformer
 from milbench.classifiers.lcmf import FACTOR_CACHE
 from milbench.classifiers.milsd import SETUP_CACHE
-from milbench.data.folds import make_folds, split
-from milbench.data.store import read_bags
-from milbench.experiment.config import load_config
-from milbench.experiment.fold import Unlabeled, build_estimator
 from milbench.preprocessing import BagScaler
-
-EXP = load_config(REPO / "config" / "paper" / "milsd.yaml")["experiments"]["milsd-webkb"]
-RATIOS = EXP["protocol"]["train_ratios"]            # fold = ratio index
 
 
 @contextlib.contextmanager
@@ -51,37 +43,29 @@ def arithmetic_path():
 
 
 def run_cell(bags, folds, spec, repeat, fold):
-    tr, te, _ = split(folds, repeat, fold, bags.bag_ids)
-    train, test = bags.subset(tr), bags.subset(te)
-    est = build_estimator(EXP["scale"], {"name": "none"}, spec,
-                          seed=EXP["protocol"]["seed"] + repeat, inner_folds=EXP["inner_folds"],
-                          inner_metric=EXP["inner_metric"])
     FACTOR_CACHE.clear()
     SETUP_CACHE.clear()
-    t = time.process_time()
-    est.fit(train, train.labels, unlabeled=Unlabeled(bags))
-    cpu = time.process_time() - t
+    est, test, cpu = fit_cell(bags, folds, spec, repeat, fold)
     return {"cpu": cpu, "best": est.best_params_, "inner": est.cv_results_["mean_test_score"],
             "scores": est.decision_function(test), "fits": len(est.cv_results_["params"])}
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--bags", default=str(REPO / "results" / "bags" / "webkb-faculty@src-6455812d"))
+    ap.add_argument("--bags", default=str(BAGS / "webkb-faculty@src-6455812d"))
     ap.add_argument("--method", default="milsd", choices=["milsd", "lcmf", "mi-svm", "MI-svm"])
     ap.add_argument("--ratio", type=float, default=0.2, choices=RATIOS)
     ap.add_argument("--repeat", type=int, default=0)
     ap.add_argument("--C", type=float, nargs="+", help="B-MILSD's C values (default: the grid)")
     ap.add_argument("--mu", type=float, nargs="+", help="B-MILSD's mu values (default: the grid)")
     a = ap.parse_args()
-    spec = next(c for c in EXP["classifiers"] if c["name"] == a.method)
+    spec = method_spec(a.method)
     tune = dict(spec["tune"])
     for key in ("C", "mu"):
         if getattr(a, key) and key in tune:
             tune[key] = getattr(a, key)
     spec = {**spec, "tune": tune}
-    bags = read_bags(a.bags)
-    folds = make_folds(bags.bag_ids, bags.labels, {**EXP["protocol"], "repeats": a.repeat + 1})
+    bags, folds = load(a.bags, a.repeat + 1)
     fold = RATIOS.index(a.ratio)
     warnings.simplefilter("ignore")
     with arithmetic_path():
