@@ -112,9 +112,20 @@ def witness_bags(n_bags=40, d=3, seed=0):
 
 
 @pytest.fixture
+def reuse_on():
+    """Reuse of cached results on during the test, as in the workflow's cells
+    (:func:`milbench.utils.cache.reuse`; outside them every fit computes afresh)."""
+    from milbench.utils.cache import reuse
+    with reuse():
+        yield
+
+
+@pytest.fixture
 def fresh_cache():
-    """The process-wide kernel cache, emptied (its counts too) before and after the test."""
-    from milbench.utils.cache import CACHE
+    """The process-wide kernel cache, emptied (its counts too) before and after the test, with
+    reuse on (as in the workflow's cells) during it."""
+    from milbench.utils.cache import CACHE, reuse
     CACHE.clear()
-    yield CACHE
+    with reuse():
+        yield CACHE
     CACHE.clear()

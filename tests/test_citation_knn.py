@@ -137,12 +137,13 @@ def test_sklearn_contract_and_determinism():
 
 @pytest.fixture
 def fresh_cache(monkeypatch):
-    """An empty table cache in place of the process-wide one."""
+    """An empty table cache in place of the process-wide one, with reuse on."""
     import milbench.classifiers.distances as distances
-    from milbench.utils.cache import ArrayCache
+    from milbench.utils.cache import ArrayCache, reuse
     cache = ArrayCache()
     monkeypatch.setattr(distances, "CACHE", cache)
-    return cache
+    with reuse():
+        yield cache
 
 
 @pytest.mark.parametrize("metric", ["min", "avg"])

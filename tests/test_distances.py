@@ -35,7 +35,7 @@ def test_memory_guard_names_the_size():
         bag_distances(A, metric="avg", max_bytes=100)
 
 
-def test_cached_bag_distances_equal_and_keyed_by_content(monkeypatch):
+def test_cached_bag_distances_equal_and_keyed_by_content(monkeypatch, reuse_on):
     import milbench.classifiers.distances as distances
     from milbench.utils.cache import ArrayCache
     cache = ArrayCache()
@@ -57,7 +57,7 @@ def test_cached_bag_distances_equal_and_keyed_by_content(monkeypatch):
     assert cache.misses == 6
 
 
-def test_array_cache_is_lru_within_its_byte_bound():
+def test_array_cache_is_lru_within_its_byte_bound(reuse_on):
     cache = ArrayCache(max_bytes=3 * 800)
     calls = []
 

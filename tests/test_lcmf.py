@@ -98,7 +98,7 @@ def test_contract_and_determinism():
     assert lst.diagnostics_["n_edges"] == 0 and lst.decision_function(B.as_list()).shape == (40,)
 
 
-def test_factorisations_are_shared_across_svm_C_and_equal_fresh_ones():
+def test_factorisations_are_shared_across_svm_C_and_equal_fresh_ones(reuse_on):
     """The factorisation does not depend on svm_C: a grid over it factorises each inner fold
     once (FACTOR_CACHE), with the same models and scores as factorising for every point."""
     from sklearn.model_selection import GridSearchCV, StratifiedKFold
@@ -125,7 +125,7 @@ def test_factorisations_are_shared_across_svm_C_and_equal_fresh_ones():
     assert (FACTOR_CACHE.hits, FACTOR_CACHE.misses) == (0, 0)
 
 
-def test_a_transductive_factorisation_depends_on_the_pages_only():
+def test_a_transductive_factorisation_depends_on_the_pages_only(reuse_on):
     """Pages are factorised in bag-id order: fits that label different pages of the same page
     set (an inner fold and the outer refit; two cells with the same seed) factorise once, and
     every page gets the same factors, bit for bit, as from a fresh factorisation."""

@@ -258,7 +258,8 @@ def test_fit_diagnostics_become_score_columns_for_figures_4_5(tmp_path):
     assert [p.suffix for p in paths] == [".png", ".svg"]
 
 
-def test_inner_cv_caches_selector_fits_with_identical_results(monkeypatch, tmp_path):
+def test_inner_cv_caches_selector_fits_with_identical_results(monkeypatch, tmp_path,
+                                                               reuse_on):
     """MIDR's C1 joined with MILR's C: MIDR reuses its own fits in-process (no joblib cache), so
     it is solved once per inner fold and C1 (plus the refit), not once per MILR C too, and the
     search scores and picks exactly as without reuse."""
@@ -301,7 +302,7 @@ def _assert_same_fit(a, b):
 
 
 @pytest.mark.parametrize("stop", ["total", "excess"])
-def test_reused_fit_is_the_fresh_fit(stop):
+def test_reused_fit_is_the_fresh_fit(stop, reuse_on):
     """Every grid point fitted with reuse equals its fresh fit bit for bit (A, H, v, b, the
     objective history, diagnostics); the points whose H stays ≡ 0 (C1 ≥ C2 here) share one fit
     per C2 (stop="total") or one fit in all (stop="excess")."""
@@ -371,7 +372,7 @@ def test_musk1_midr_beats_lda_as_in_table1(shared_data):
     assert np.mean(aucs["midr"]) - np.mean(aucs["lda"]) > 0.05
 
 
-def test_musk1_inner_cv_rows_with_reuse_equal_the_full_grid(shared_data):
+def test_musk1_inner_cv_rows_with_reuse_equal_the_full_grid(shared_data, reuse_on):
     """musk1, a 3 x 3 C1 x C2 grid (C1 ≥ C2 and C1 < C2 points) joined with MILR's C: with fits
     reused (6 distinct MIDR fits per inner fold instead of 9 x 2, and MILR fitted once per
     distinct projection and C: 6 x 2 instead of 9 x 2) cv_results_ and the chosen point equal
@@ -442,14 +443,19 @@ def test_fit_cache_is_bounded_and_least_recently_used_first_out():
     state = lambda: {"A": np.zeros((10, 10)), "amax": 0.5}     # 800 bytes
     c = FitCache(max_bytes=2000)
     key = ("data",)
-    c.store(key, 1e-3, 1.0, "total", state())
-    c.store(key, 1e-2, 1.0, "total", state())
-    assert c.lookup(key, 1e-3, 1.0, "total") is not None       # now the most recent
-    c.store(key, 1e-1, 1.0, "total", state())                  # evicts (1e-2, 1)
+
+    def slot(C1, C2):
+        return MIDR.shared_fit_slot({"C1": C1, "C2": C2, "stop": "total"})
+
+    for C1 in (1e-3, 1e-2):
+        c.store(key, slot(C1, 1.0), C1, 1.0, state())
+    assert c.lookup(key, slot(1e-3, 1.0), 1e-3, 1.0, "total") is not None   # now the most recent
+    c.store(key, slot(1e-1, 1.0), 1e-1, 1.0, state())          # evicts (1e-2, 1)
     assert len(c) == 2 and c.nbytes <= 2000
-    assert c.lookup(key, 1e-2, 1.0, "total") is None
-    assert c.lookup(key, 1e-3, 1.0, "total") is not None
+    assert c.lookup(key, slot(1e-2, 1.0), 1e-2, 1.0, "total") is None
+    assert c.lookup(key, slot(1e-3, 1.0), 1e-3, 1.0, "total") is not None
     # an H ≡ 0 fit (amax ≤ C1/C2) serves another C1 ≥ C2 of the same C2, not another C2
-    c.store(key, 2.0, 1.0, "total", state())
-    assert c.lookup(key, 5.0, 1.0, "total") is not None
-    assert c.lookup(key, 5.0, 2.0, "total") is None
+    c.store(key, slot(2.0, 1.0), 2.0, 1.0, state())
+    assert c.lookup(key, slot(5.0, 1.0), 5.0, 1.0, "total") is not None
+    assert c.lookup(key, slot(5.0, 2.0), 5.0, 2.0, "total") is None
+    assert (c.hits, c.misses) == (3, 2)

@@ -96,7 +96,7 @@ def test_mi_simple_statistics_and_fit():
         MISimple(estimator="nope").fit(b, y)
 
 
-def test_refit_on_identical_data_reuses_the_solve():
+def test_refit_on_identical_data_reuses_the_solve(reuse_on):
     """A second fit on the same bags with the same parameters is a cache hit that equals the
     fresh fit (coefficients, diagnostics, ConvergenceWarning at the cap); another C or other data
     is solved afresh; a fitted model's coefficients are its own (writing them leaves the cache)."""

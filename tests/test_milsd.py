@@ -15,6 +15,7 @@ from milbench.chains.protein import build_protein_graph, knn_edges, similarity_e
 from milbench.classifiers import milsd as M
 from milbench.classifiers.milsd import MILSD
 from milbench.data.bags import Bags
+from milbench.utils.cache import reuse
 
 
 def mil_data(n_bags=24, d=3, seed=0, size=(2, 5)):
@@ -536,7 +537,7 @@ def graph_data(n=36, seed=9, d=3):
 
 
 @pytest.mark.parametrize("transductive", [False, True])
-def test_shared_setup_gives_the_identical_model(transductive):
+def test_shared_setup_gives_the_identical_model(transductive, reuse_on):
     """The per-fold setup (design, graph, degrees, mean linearisation, first cut) built once
     and shared by a C x μ grid gives bit-identical models to building it per fit."""
     from milbench.experiment.fold import Unlabeled
@@ -566,7 +567,7 @@ def test_shared_setup_gives_the_identical_model(transductive):
     assert M.SETUP_CACHE.misses == 3
 
 
-def test_warm_start_along_c_is_opt_in():
+def test_warm_start_along_c_is_opt_in(reuse_on):
     B, y = graph_data(seed=10)
     M.SETUP_CACHE.clear()
     cold = [MILSD(C=C, mu=0.1, scaling="sum").fit(B, y) for C in (0.5, 2.0)]
@@ -580,6 +581,10 @@ def test_warm_start_along_c_is_opt_in():
     J_start.n_features_in_ = warm[0].n_features_in_
     assert warm[1].diagnostics_["objective"] <= J_start.objective(B, y) + 1e-12
     with M.SETUP_CACHE.disabled():                 # no store: every fit starts cold
+        m = MILSD(C=2.0, mu=0.1, scaling="sum", warm_C=True).fit(B, y)
+    assert m.warm_started_from_ is None
+    np.testing.assert_array_equal(m.coef_, cold[1].coef_)
+    with reuse(False):                             # outside the workflow's cells: cold too
         m = MILSD(C=2.0, mu=0.1, scaling="sum", warm_C=True).fit(B, y)
     assert m.warm_started_from_ is None
     np.testing.assert_array_equal(m.coef_, cold[1].coef_)

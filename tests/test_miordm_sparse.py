@@ -122,7 +122,7 @@ def test_grid_shares_one_packed_kernel_per_fold(fresh_cache):
     np.testing.assert_array_equal(cached.decision_function(bags), plain.decision_function(bags))
 
 
-def test_small_cache_bound_computes_blocks_every_round(monkeypatch):
+def test_small_cache_bound_computes_blocks_every_round(monkeypatch, reuse_on):
     from milbench.utils.cache import ArrayCache
     bags, y = sparse_bags(5)
     kw = dict(lam=32.0, random_state=0)

@@ -22,9 +22,10 @@ those bag ids).  Without ``unlabeled`` only the training bags are factorised and
 *folded in*: z = argmin α‖c − Vz‖² + β‖z‖² (+ ‖a_out − Z Uᵀ z‖² + ‖a_in − Z U z‖² when the
 container given to ``decision_function`` has edges to training bag ids).
 
-The factorisation does not depend on ``svm_C``: each distinct factorisation (the same A, C, k,
-α, γ, β, iteration cap and integer seed) is computed once per process (:class:`FactorCache`),
-so an inner CV over ``svm_C`` does not factorise once per C (the same models, tests).  The pages
+The factorisation does not depend on ``svm_C``: while reuse is on (:mod:`milbench.utils.cache`:
+the workflow's cells), each distinct factorisation (the same A, C, k, parameters and integer
+seed) is computed once per process (:class:`FactorCache`), so an inner CV over ``svm_C`` does
+not factorise once per C (the same models, tests).  The pages
 are factorised in bag-id order (the seeded start is drawn row by row), so a factorisation
 depends on the set of pages only, not on which of them are labelled: in the transductive
 setting every inner fold and the refit of a cell factorise the same pages, once, and so do the
@@ -51,7 +52,7 @@ from milbench.base import (
     warn_cap,
 )
 from milbench.data.bags import BagError, Bags, check_bags, labels_to_01, stack
-from milbench.utils.cache import LRUCache
+from milbench.utils.cache import LRUCache, ReusesFits, fit_key
 from milbench.utils.hashing import array_digest
 
 
@@ -100,24 +101,20 @@ def factorise(A, Cm, k=50, alpha=1.0, gamma=0.1, beta=0.1, max_iter=300, tol=1e-
 
 class FactorCache(LRUCache):
     """Factorisations of this process, keyed on the adjacency's and content matrix's bytes
-    (sha1) and every parameter :func:`factorise` depends on; only fits seeded by an integer are
-    kept (another seed draws a new start each time).  Every fit of a transductive cell, each C
-    of each inner fold and the refit, hands LC-MF the same pages: a hit returns the
-    (Z, U, V, result) a fresh factorisation computes (tests).  64 MiB: θ is (n + m)·k + k²
-    floats, 1.9 MB for WebKB faculty."""
+    (sha1), k and the parameters but ``LCMF.cache_ignores`` (:func:`~milbench.utils.cache.fit_key`);
+    only fits seeded by an integer are kept (another seed draws a new start each time).  Every
+    fit of a transductive cell, each C of each inner fold and the refit, hands LC-MF the same
+    pages, and so do the cells of one seed: the runner keeps this cache from cell to cell
+    (``spans_cells``).  A hit returns the (Z, U, V, result) a fresh factorisation computes
+    (tests).  64 MiB: θ is (n + m)·k + k² floats, 1.9 MB for WebKB faculty."""
 
     def __init__(self, max_bytes=64 * 2**20):
-        super().__init__(max_bytes, sizeof=lambda f: f[3].x.nbytes + 200)
+        super().__init__(max_bytes, sizeof=lambda f: f[3].x.nbytes + 200, spans_cells=True)
 
     def prepare(self, factors):
         for a in factors[:3] + (factors[3].x,):
             a.flags.writeable = False
         return factors
-
-    @staticmethod
-    def key(A, Cm, **params):
-        return array_digest(A.data, A.indices, A.indptr, Cm) + (A.shape,) + tuple(
-            sorted(params.items()))
 
 
 FACTOR_CACHE = FactorCache()
@@ -162,7 +159,7 @@ def _adjacency(containers, ids_index, n):
     return sp.csr_matrix((v[first], (r[first], c[first])), shape=(n, n))
 
 
-class LCMF(MILClassifier):
+class LCMF(ReusesFits, MILClassifier):
     """Link-content MF (50 factors) + linear SVM on the factors (Zhu et al. 2007).
 
     Parameters: n_factors (k), alpha (content weight α), gamma (‖U‖² weight), beta (‖V‖², ‖Z‖²
@@ -172,6 +169,9 @@ class LCMF(MILClassifier):
     (then a ConvergenceWarning), on a failed line search, or the LinearSVC hit its cap
     (scikit-learn warns); ``n_iter`` = L-BFGS-B iterations.
     """
+
+    # FACTOR_CACHE's key: every parameter but these (milbench.utils.cache.ReusesFits)
+    cache_ignores = {"svm_C": "the SVM is trained on the factors after the factorisation"}
 
     _parameter_constraints = {
         "n_factors": COUNT,
@@ -232,11 +232,9 @@ class LCMF(MILClassifier):
         k = int(min(self.n_factors, n, Cm.shape[1]))
         args = dict(k=k, alpha=self.alpha, gamma=self.gamma, beta=self.beta,
                     max_iter=self.max_iter, random_state=self.random_state)
-        if FACTOR_CACHE.enabled and isinstance(self.random_state, numbers.Integral):
-            Zc, U, V, res = FACTOR_CACHE.get(FACTOR_CACHE.key(A, Cm, **args),
-                                             lambda: factorise(A, Cm, **args))
-        else:
-            Zc, U, V, res = factorise(A, Cm, **args)
+        key = fit_key(self, array_digest(A.data, A.indices, A.indptr, Cm), A.shape, k) \
+            if FACTOR_CACHE.active and isinstance(self.random_state, numbers.Integral) else None
+        Zc, U, V, res = FACTOR_CACHE.get(key, lambda: factorise(A, Cm, **args))
         Z = np.empty_like(Zc)
         Z[order] = Zc
         self.U_, self.V_ = U, V

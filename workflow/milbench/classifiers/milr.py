@@ -30,7 +30,7 @@ from milbench.base import (
 )
 from milbench.classifiers.warm import restrict
 from milbench.data.bags import segment_reduce, segment_softmax_weights, stack
-from milbench.utils.cache import LRUCache
+from milbench.utils.cache import LRUCache, ReusesFits, fit_key
 from milbench.utils.hashing import array_digest
 from milbench.utils.lbfgsb import lbfgsb
 
@@ -100,12 +100,13 @@ def milr_loss_grad(theta, X, offsets, y, C, combine, alpha, fit_intercept=True):
 
 
 class FitCache(LRUCache):
-    """MILR fits of this process, keyed on the training data's bytes (sha1) and every parameter
-    a fit depends on.  A selector that serves several grid points with one fit gives MILR the
-    same projected bags for each of them: MIDR's 45 points with C1 ≥ C2 of a 9 × 9 grid share one
-    A per C2 (one A with ``stop="excess"``), so an inner CV over (C1, C2, C) would fit MILR on
-    identical data up to 9 (45) times per C and inner fold.  A hit returns the solver result a
-    fresh fit computes (tests); the key's sha1 costs about 1 ms per MB of training data."""
+    """MILR fits of this process (:mod:`milbench.utils.cache`: reused only while reuse is on),
+    keyed on the training data's bytes (sha1) and every parameter.  A selector that serves
+    several grid points with one fit gives MILR the same projected bags for each of them: MIDR's
+    45 points with C1 ≥ C2 of a 9 × 9 grid share one A per C2 (one A with ``stop="excess"``), so
+    an inner CV over (C1, C2, C) would fit MILR on identical data up to 9 (45) times per C and
+    inner fold.  A hit returns the solver result a fresh fit computes (tests); the key's sha1
+    costs about 1 ms per MB of training data."""
 
     def __init__(self, max_bytes=16 * 2**20, max_entries=4096):
         super().__init__(max_bytes, max_entries, sizeof=lambda res: res.x.nbytes + 200)
@@ -114,16 +115,11 @@ class FitCache(LRUCache):
         res.x.flags.writeable = False
         return res
 
-    @staticmethod
-    def key(X, offsets, y, clf):
-        return (type(clf).__qualname__, array_digest(X, offsets, y),
-                tuple(sorted(clf.get_params().items())))
-
 
 FIT_CACHE = FitCache()
 
 
-class MILR(MILClassifier):
+class MILR(ReusesFits, MILClassifier):
     """MI logistic regression with a choice of combining function (see module docstring).
 
     Parameters: C (inverse L2 strength, scikit-learn convention), combine, alpha (softmax
@@ -132,8 +128,11 @@ class MILR(MILClassifier):
     ``diagnostics_["converged"]`` = 1 when L-BFGS-B met its tolerance, 0 when it stopped at
     ``max_iter`` iterations (then a ConvergenceWarning) or on a failed line search;
     ``n_iter`` = L-BFGS-B iterations.  A fit on training bags this process has already fitted
-    with the same parameters reuses that solve (:class:`FitCache`; the same model).
+    with the same parameters reuses that solve while reuse is on (:class:`FitCache`; the same
+    model).  Every parameter is part of that key (``cache_ignores`` is empty).
     """
+
+    cache_ignores = {}
 
     _parameter_constraints = {
         "C": POSITIVE,
@@ -183,8 +182,8 @@ class MILR(MILClassifier):
         def solve():
             return self._solve(X, offsets, y, self._theta0(X, offsets, y))
 
-        res = FIT_CACHE.get(FIT_CACHE.key(X, offsets, y, self), solve) if FIT_CACHE.enabled \
-            else solve()
+        res = FIT_CACHE.get(fit_key(self, array_digest(X, offsets, y)) if FIT_CACHE.active
+                            else None, solve)
         self.coef_ = res.x[:d].copy()
         self.intercept_ = res.x[d] if self.fit_intercept else 0.0
         self.n_iter_ = int(res.nit)

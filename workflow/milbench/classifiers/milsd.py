@@ -39,10 +39,10 @@ Cost levers:
 
 * The data-only setup of a fit — design matrix and its transpose, graph and degree
   normalisation, the round-1 linearisation (mean instances) and the first cut (at w = 0) —
-  is built once per training set and shared by every (C, μ) of a grid (:data:`SETUP_CACHE`;
-  exact: the same model bit for bit).
+  is built once per training set and shared by every (C, μ) of a grid while reuse is on
+  (:data:`SETUP_CACHE`, :mod:`milbench.utils.cache`; exact: the same model bit for bit).
 * ``warm_C=True`` starts CCCP at the solution of the neighbouring smaller C (same data and μ)
-  instead of w = 0 — 1.7–2.9× fewer CPU seconds per grid, but off by default: CCCP then
+  instead of w = 0, so a fit depends on the fits run before it (only while reuse is on) — 1.7–2.9× fewer CPU seconds per grid, but off by default: CCCP then
   reaches other local minima (WebKB grid samples: mean J −1.9 % to +1.7 % per task, the test
   accuracy of > 70 % of the fits changed, webkb-faculty at ratio .2 chose C = 1 instead of 2).
 
@@ -96,7 +96,7 @@ from milbench.base import (
 )
 from milbench.data.bags import BagError, Bags, check_bags, labels_to_01, stack
 from milbench.data.edges import check_edges
-from milbench.utils.cache import LRUCache
+from milbench.utils.cache import LRUCache, ReusesFits, fit_key, params_key
 
 GRAPHS = ("bag", "instance", "both")
 DEGREES = ("out", "total", "none")
@@ -537,18 +537,20 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
 
 # ------------------------------------------------------------------------- shared setup
 SETUP_CACHE = LRUCache(512 * 2**20, max_entries=8, sizeof=lambda entry: entry["nbytes"])
-"""Per-process LRU of a fit's data-only setup, shared by the fits of an inner-CV grid.
+"""Per-process LRU of a fit's data-only setup, shared by the fits of an inner-CV grid while
+reuse is on (:mod:`milbench.utils.cache`: the workflow's cells).
 
 The design matrix (and its transpose), the graph with its degree normalisation, the round-1
 linearisation (each bag's mean instance) and the first cut (the bag constraint at w = 0) depend
-on the training bags, the unlabeled bags, their edges and ``graph``, ``degree``, ``scaling``,
-``bias`` — never on C, μ, ε or the solver — so the 11 × 4 grid of config/paper/milsd.yaml
-builds them once per inner fold instead of 44 times.  Keyed by a SHA-256 of the inputs' bytes
-(instances, offsets, labels, bag ids, edges) and those four parameters: equal data in new
-arrays hits, data differing in one value misses.  At most 8 entries (a grid cycles through 5
-inner folds + the refit) and 512 MiB.  Entries are never written by a fit.  ``with
-SETUP_CACHE.disabled():`` builds every fit's setup afresh (tests, benchmarks).  Entries also
-hold the solutions that ``warm_C`` reuses.
+on the training bags, the unlabeled bags, their edges and the parameters but
+``MILSD.cache_ignores`` (``graph``, ``degree``, ``scaling``, ``bias``), so the 11 × 4 grid of
+config/paper/milsd.yaml builds them once per inner fold instead of 44 times.  Keyed by a
+SHA-256 of the inputs' bytes (instances, offsets, labels, bag ids, edges) and those
+parameters (:func:`~milbench.utils.cache.fit_key`): equal data in new arrays hits, data
+differing in one value misses.  At most 8 entries (a grid cycles through 5 inner folds + the
+refit) and 512 MiB.  Entries are never written by a fit, but for the solutions that ``warm_C``
+starts from (one per C; they live as long as their entry).  ``with SETUP_CACHE.disabled():``
+builds every fit's setup afresh (tests, benchmarks).
 """
 
 
@@ -583,7 +585,7 @@ def _nbytes(*objs):
 
 
 # ------------------------------------------------------------------------- estimator
-class MILSD(MILClassifier):
+class MILSD(ReusesFits, MILClassifier):
     """B-/I-/BI-MILSD (Zhang et al. (2011), NIPS, §2), linear, bias absorbed; see the module
     docstring.
 
@@ -605,11 +607,14 @@ class MILSD(MILClassifier):
     qp_gap : the "cd" solver's gap, as a fraction of C·ε1 + μ·ε2 (unused by "active-set").
     warm_C : start CCCP at the solution this process found for the same data and every other
         parameter at the largest smaller C (GridSearchCV fits each μ column in ascending C),
-        instead of at w = 0 with the mean linearisation.  Off by default: it can move the
-        local minimum CCCP reaches, hence the chosen grid point (benchmarks/methods/bench_milsd.py
-        ``--grid`` measures the effect); the refit of the chosen point starts cold.  Which
-        fits came before depends on the order of the grid, so it is deterministic only for a
-        sequential search (GridSearchCV with n_jobs=1; each joblib worker has its own store).
+        instead of at w = 0 with the mean linearisation.  **A fit then depends on the fits
+        run before it** in the process: on which of them there were and in which order, so it
+        is deterministic only for a sequential search (GridSearchCV with n_jobs=1; each joblib
+        worker has its own store).  The solutions are kept in :data:`SETUP_CACHE`, so warm
+        starts happen only while reuse is on (:func:`milbench.utils.cache.reuse`, the
+        workflow's cells); a fit outside starts cold.  Off by default: it can move the local
+        minimum CCCP reaches, hence the chosen grid point (benchmarks/methods/bench_milsd.py
+        ``--grid`` measures the effect); the refit of the chosen point starts cold.
     random_state : unused (the algorithm is deterministic); accepted for pipeline uniformity.
 
     ``diagnostics_["converged"]`` = 1 when CCCP stopped by Table 1's rule (relative decrease
@@ -617,6 +622,22 @@ class MILSD(MILClassifier):
     ``max_cccp`` rounds or some round's ``max_cp`` cutting-plane iterations ran out (each with
     a ConvergenceWarning); ``n_iter`` = CCCP rounds, ``cp_converged`` the inner part alone.
     """
+
+    # SETUP_CACHE's key: every parameter but these (milbench.utils.cache.ReusesFits); the
+    # setup is built before CCCP from the data, graph, degree, scaling and bias
+    cache_ignores = {
+        "C": "weighs the hinge in CCCP's rounds, after the setup",
+        "mu": "weighs the graph term in CCCP's rounds, after the setup",
+        "eps1": "a cutting-plane precision, used after the setup",
+        "eps2": "a cutting-plane precision, used after the setup",
+        "tol": "CCCP's stopping threshold, used after the setup",
+        "max_cccp": "CCCP's iteration cap, used after the setup",
+        "max_cp": "the cutting plane's iteration cap, used after the setup",
+        "solver": "solves the cutting plane's QPs, after the setup",
+        "qp_gap": "the 'cd' solver's gap, used after the setup",
+        "warm_C": "chooses CCCP's start, after the setup",
+        "random_state": "unused (the algorithm is deterministic)",
+    }
 
     _parameter_constraints = {
         "C": POSITIVE,
@@ -739,12 +760,10 @@ class MILSD(MILClassifier):
             parts.append((u_inst, u_off, ub))
 
         def key():
-            h = hashlib.sha256(repr((self.graph, self.degree, self.scaling,
-                                     float(self.bias))).encode())
-            h.update(np.asarray(y01, np.int64).data)
+            h = hashlib.sha256(np.asarray(y01, np.int64).data)
             for part in parts:
                 _hash_into(h, *part)
-            return h.hexdigest()
+            return fit_key(self, h.hexdigest())
 
         def setup():
             if len(parts) > 1:
@@ -764,7 +783,7 @@ class MILSD(MILClassifier):
             return {"prob": prob, "P0": P0, "first_cut": (vec1, b1, v1), "warm": {},
                     "nbytes": 2 * _nbytes(prob.Z) + _nbytes(P0, vec1)}
 
-        entry = SETUP_CACHE.get(key() if SETUP_CACHE.enabled else None, setup)
+        entry = SETUP_CACHE.get(key() if SETUP_CACHE.active else None, setup)
         prob = entry["prob"]
         mu = float(self.mu)
         if mu > 0 and prob.n_bag_edges + prob.n_inst_edges == 0:
@@ -779,9 +798,8 @@ class MILSD(MILClassifier):
         P = entry["P0"]
         first_cut = entry["first_cut"]
         witnesses = None
-        warm_key = (float(self.mu), float(self.eps1), float(self.eps2), float(self.tol),
-                    int(self.max_cccp), int(self.max_cp), self.solver, float(self.qp_gap))
-        warm = entry["warm"].setdefault(warm_key, {}) if self.warm_C else {}
+        # solutions of the fits with every parameter but C alike (a fresh entry has none)
+        warm = entry["warm"].setdefault(params_key(self, ("C",)), {}) if self.warm_C else {}
         below = [c for c in warm if c < float(self.C)]
         self.warm_started_from_ = max(below) if below else None
         if below:                        # CCCP from the neighbouring C's solution

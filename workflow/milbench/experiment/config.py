@@ -112,7 +112,10 @@ def job_threads(n_cells, max_threads):
 
 
 def job_mem_mb(threads):
-    """A method job's memory request: 1000 MB + 1000 MB per thread (one cell each)."""
+    """A method job's memory request: 1000 MB + 1000 MB per thread (one cell each).  Half of
+    a worker's share, (1000 + 1000·threads) / (2·threads) MB (>= 500 MB), is the bound of all
+    its caches together (:func:`milbench.utils.cache.bound_per_worker`: kernels, fits, MILSD's
+    setup), the rest a cell's working memory."""
     return 1000 + 1000 * int(threads)
 
 

@@ -28,6 +28,7 @@ from milbench.experiment.scoring import fitted_pipeline, inner_scorer, score_row
 from milbench.preprocessing import BagScaler
 from milbench.registry import make, resolve
 from milbench.selectors.stage_store import STORE_PARAM, StageStore
+from milbench.utils.cache import reuses_fits
 
 
 class Unlabeled:
@@ -85,12 +86,13 @@ class MILPipeline(Pipeline):
 def caches_selector_fits(selector, classifier):
     """True when an inner CV would refit the same selector once per classifier setting and
     the selector does not reuse its fits itself: the pipeline then caches selector fits with
-    joblib (``Pipeline(memory=)``).  A selector class that declares
-    ``reuses_fits_in_process = True`` (MIDR: its C1 x C2 grid joined with MILR's C is served
-    from an in-process cache) is left out, since the joblib cache's hashing, pickling and
-    loading cost more than it saves there (11 % of a musk1 MIDR cell)."""
-    return shares_selector_fits(selector, classifier) and not getattr(
-        resolve("selector", selector["name"]), "reuses_fits_in_process", False)
+    joblib (``Pipeline(memory=)``).  A selector class that reuses its own fits
+    (:func:`milbench.utils.cache.reuses_fits`; MIDR: its C1 x C2 grid joined with MILR's C is
+    served from its in-process cache, which the runner switches on for every cell) is left out,
+    since the joblib cache's hashing, pickling and loading cost more than it saves there (11 %
+    of a musk1 MIDR cell)."""
+    return shares_selector_fits(selector, classifier) and not reuses_fits(
+        resolve("selector", selector["name"]))
 
 
 def shares_selector_fits(selector, classifier):

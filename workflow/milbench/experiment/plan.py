@@ -118,7 +118,7 @@ from milbench.experiment.slurm import preflight, query_partition
 from milbench.experiment.stages import scale_bags, shared_stages
 from milbench.registry import add_code_dirs, make, resolve
 from milbench.selectors.hydr import _CachedFitness, _inner_folds, fitness_evaluator, genetic_search
-from milbench.selectors.midr import MIDR, FitCache
+from milbench.utils.cache import reuse, reuses_fits
 
 #: CPU s a method job spends per cell beyond the fit, the test bags' scoring and its one
 #: interpreter start (the cell's split, scaling, scores row and file): 0.014-0.017 s in
@@ -565,10 +565,12 @@ def _warm_up(ctx, task):
 
 def _child(conn, ctx, task):
     threadpool_limits(1)
-    _warm_up(ctx, task)
     try:
-        fn = {"hydr": _draw_hydr, "tuned": _draw_tuned, "untuned": _draw_untuned}[task["kind"]]
-        out = fn(ctx, task)
+        with reuse():       # what the run's cells reuse (milbench.utils.cache), the draw does
+            _warm_up(ctx, task)
+            fn = {"hydr": _draw_hydr, "tuned": _draw_tuned,
+                  "untuned": _draw_untuned}[task["kind"]]
+            out = fn(ctx, task)
     except Exception as e:  # noqa: BLE001 - reported, the family is then unmeasured
         out = {"error": f"{type(e).__name__}: {e}", "trace": traceback.format_exc()[-800:]}
     conn.send(out)
@@ -628,18 +630,18 @@ def _env():
 # ------------------------------------------------------------------------------------------
 def selector_fit_slot(selector):
     """A function from a selector setting (dict) to the in-process fit that serves it, when the
-    selector serves several settings from one fit; else None.  MIDR (Sun et al. 2010, Eq. 12):
-    with C1 ≥ C2 the threshold C1/C2 ≥ 1 ≥ max|A_ij| keeps H ≡ 0, so those settings share one
-    fit per C2 (one in all with ``stop="excess"``): the slot rule of
-    :meth:`milbench.selectors.midr.FitCache.shared_slot`, which the run's inner CV uses."""
+    selector's class serves several settings from one fit (its ``shared_fit_slot``,
+    :class:`milbench.utils.cache.ReusesFits`: MIDR's C1 >= C2 settings share one fit per C2, one
+    in all with ``stop="excess"``); else None.  The rule is the class's own, the one its fits
+    follow while the run's cells reuse them."""
     cls = resolve("selector", selector["name"])
-    if not (isinstance(cls, type) and issubclass(cls, MIDR)):
+    rule = getattr(cls, "shared_fit_slot", None) if reuses_fits(cls) else None
+    if rule is None:
         return None
     base = {**cls().get_params(), **strip_tune(selector)}
 
     def slot(setting):
-        p = {**base, **setting}
-        shared = FitCache.shared_slot((), float(p["C1"]), float(p["C2"]), p["stop"])
+        shared = rule({**base, **setting})
         return shared if shared is not None else tuple(sorted(setting.items()))
     return slot
 

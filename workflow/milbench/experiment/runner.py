@@ -43,7 +43,7 @@ from milbench.experiment.grid import expand_methods, label, method_labels
 from milbench.experiment.scoring import aggregate_rows
 from milbench.experiment.stages import fit_stage, scale_bags, stage_to_frame
 from milbench.registry import add_code_dirs
-from milbench.utils.cache import CACHE, DEFAULT_MAX_BYTES, memory_limit
+from milbench.utils.cache import bound_per_worker, clear_cell_caches, reuse
 
 CELL = re.compile(r"r(\d+)_f(\d+)")
 
@@ -105,21 +105,21 @@ def _init_worker(job):
 
 
 def _bound_cache(workers):
-    """Cap this worker's :data:`~milbench.utils.cache.CACHE` at half of its share of the job's
-    memory (:func:`~milbench.utils.cache.memory_limit` / ``workers``), so ``workers`` cells with
-    full caches stay inside the job's ``mem_mb`` (a cache too small for a kernel only makes
-    MIORDM / Citation-kNN compute it afresh: same results)."""
-    limit = memory_limit()
-    share = DEFAULT_MAX_BYTES if limit is None else limit // (2 * workers)
-    CACHE.max_bytes = min(DEFAULT_MAX_BYTES, share)
+    """Cap this worker's caches (:mod:`milbench.utils.cache`: the kernel cache and all of them
+    together) at half of its share of the job's memory, so ``workers`` cells with full caches
+    stay inside the job's ``mem_mb`` (a cache too small for a kernel or a fit only makes the
+    method compute it afresh: same results)."""
+    bound_per_worker(workers)
 
 
 def _run_one(cell):
-    CACHE.clear()   # matrices of the previous cell's training bags: never reused by this one
+    # the previous cell's entries (its training bags) are never reused by this one
+    clear_cell_caches()
     job = _JOB
     t0 = time.process_time()
     try:
-        row = job["fn"](*job["args"], cell, **job["kwargs"])
+        with reuse():   # this cell's fits reuse what its inner CV computes more than once
+            row = job["fn"](*job["args"], cell, **job["kwargs"])
     except Exception as exc:   # reported by the parent with the cell's name
         return cell, None, f"{type(exc).__name__}: {exc}", traceback.format_exc()
     return cell, row, time.process_time() - t0, None

@@ -38,7 +38,8 @@ Stopping and line search (both off by default, their measured effect is in docs/
   ≈ γ·C1 per iteration, so sparsifying A takes ≈ |A_ij|·C2/C1 gradient steps (a gradient flow,
   the paper's Eq. 9, is slow there by nature).
 
-Each distinct fit is computed once per process (:class:`FitCache`): an inner CV joining
+While reuse is on (:mod:`milbench.utils.cache`: the workflow's cells), each distinct fit is
+computed once per process (:class:`FitCache`): an inner CV joining
 (C1, C2) with MILR's C refits the same model once per C, and every grid point with
 C1/C2 ≥ max|A_ij| (any C1 ≥ C2, as |A_ij| ≤ 1) has H ≡ 0 and gives the same A for every C1 (and,
 with ``stop="excess"``, every C2); the A-steps then leave out the constant C2 term (its
@@ -96,7 +97,7 @@ from milbench.base import (
     warn_cap,
 )
 from milbench.data.bags import check_bags, segment_softmax_weights, stack
-from milbench.utils.cache import LRUCache
+from milbench.utils.cache import LRUCache, ReusesFits, fit_key
 from milbench.utils.hashing import array_digest
 from milbench.utils.lbfgsb import lbfgsb
 
@@ -107,14 +108,15 @@ _MAX_BACKTRACK = 40
 # -- per-process reuse of fits --------------------------------------------------------------
 class FitCache(LRUCache):
     """Fitted MIDR states of this process, least recently used first out, within
-    ``max_bytes``; keyed on the training data's :func:`~milbench.utils.hashing.array_digest` and
-    the parameters the fit depends on.  An inner CV that joins MIDR's (C1, C2) with a
+    ``max_bytes``; keyed on the training data's :func:`~milbench.utils.hashing.array_digest`, d
+    and the parameters but ``MIDR.cache_ignores`` (:func:`~milbench.utils.cache.fit_key`).  An inner CV that joins MIDR's (C1, C2) with a
     classifier's C refits the same MIDR once per C; and every grid point whose H stays ≡ 0
     (C1/C2 ≥ max|A_ij| over the iterates, e.g. any C1 ≥ C2 as |A_ij| ≤ 1) gives the same A
     whatever C1 (and, with ``stop="excess"``, whatever C2): each distinct model is fitted
-    once.  A hit returns exactly the state a fresh fit computes (tests).  Bounded per process
-    (``max_bytes``, 128 MiB: a 9 x 9 grid's distinct fits over 5 inner folds take ≈ 10-60 MB
-    at D = 166-230); the joblib ``Pipeline(memory=)`` cache is not used for MIDR."""
+    once (:meth:`MIDR.shared_fit_slot`).  A hit returns exactly the state a fresh fit computes
+    (tests).  Bounded per process (``max_bytes``, 128 MiB: a 9 x 9 grid's distinct fits over 5
+    inner folds take ≈ 10-60 MB at D = 166-230); the joblib ``Pipeline(memory=)`` cache is not
+    used for MIDR."""
 
     def __init__(self, max_bytes=128 * 2**20):
         super().__init__(max_bytes, sizeof=self._nb)
@@ -123,38 +125,26 @@ class FitCache(LRUCache):
     def _nb(state):
         return sum(v.nbytes for v in state.values() if isinstance(v, np.ndarray))
 
-    @staticmethod
-    def shared_slot(key, C1, C2, stop):
-        """The slot of the fits with H ≡ 0 that C1/C2 ≥ 1 shares (only then are the A-steps
-        computed alike for every C1: see ``MIDR._solve``); None for a fit of its own.  The
-        planner counts a grid's distinct MIDR fits by it
-        (:func:`milbench.experiment.plan.selector_fit_slot`)."""
-        if C1 < C2:
-            return None
-        return key + (("H0", C2),) if stop == "total" else key + (("H0",),)
-
-    def lookup(self, key, C1, C2, stop):
-        """The state of a fit that serves (C1, C2), else None."""
+    def lookup(self, key, slot, C1, C2, stop):
+        """The state of a fit that serves (C1, C2): its own, else the shared fit of ``slot``
+        (:meth:`MIDR.shared_fit_slot`) when its H stayed ≡ 0 at C1/C2; else None."""
         state = self.peek(key + ((C1, C2),))
-        if state is None:
-            slot = self.shared_slot(key, C1, C2, stop)
-            state = self.peek(slot) if slot is not None else None
+        if state is None and slot is not None:
+            state = self.peek(key + slot)
             if state is not None and not state["amax"] <= C1 / C2:
                 state = None
             if state is not None and stop == "excess":   # F = (loss + ridge) + C2·d/2
                 state = {**state, "hist": state["ehist"] + 0.5 * C2 * state["A"].shape[1]}
-        if state is None:
-            self.misses += 1
-        else:
-            self.hits += 1
+        self.count(state is not None)
         return state
 
-    def store(self, key, C1, C2, stop, state):
-        slot = self.shared_slot(key, C1, C2, stop) if state["amax"] <= C1 / C2 else None
+    def store(self, key, slot, C1, C2, state):
+        """Keep ``state`` under the shared ``slot`` when its H stayed ≡ 0, else as (C1, C2)'s."""
         for v in state.values():
             if isinstance(v, np.ndarray):
                 v.flags.writeable = False
-        self.put(slot or key + ((C1, C2),), state)
+        shared = slot is not None and state["amax"] <= C1 / C2
+        self.put(key + slot if shared else key + ((C1, C2),), state)
 
 
 FIT_CACHE = FitCache()
@@ -232,7 +222,7 @@ def midr_objective(A, v, b, H, X, offsets, y, C1, C2, alpha=3.5, v_l2=0.0):
     return F, np.outer(Xg, v) + C2 * D, A.T @ Xg + v_l2 * v, float(g.sum())
 
 
-class MIDR(MILTransformer):
+class MIDR(ReusesFits, MILTransformer):
     """Multi-instance dimensionality reduction (Sun, Ng & Zhou (2010), AAAI, Eq. 10, Algorithm 1).
 
     Parameters
@@ -260,7 +250,29 @@ class MIDR(MILTransformer):
     v-refit are a block-coordinate step by design, not a cap to converge within.
     """
 
-    reuses_fits_in_process = True   # FIT_CACHE: the pipeline skips its joblib selector cache
+    # FIT_CACHE's key: every parameter but these (milbench.utils.cache.ReusesFits)
+    cache_ignores = {
+        "C1": "a fit of its own is stored as (C1, C2)'s; a shared one serves several C1 "
+              "(shared_fit_slot)",
+        "C2": "as C1 (shared_fit_slot: part of the shared slot unless stop='excess')",
+        "project": "the fitted state holds A; components_ (A, or H = soft(A, C1/C2)) is "
+                   "taken from it after the fit",
+    }
+
+    @staticmethod
+    def shared_fit_slot(params):
+        """The tag of the fit that serves the setting ``params`` (a dict of MIDR parameters)
+        together with others, or None for a fit of its own.  With C1 ≥ C2 the threshold
+        C1/C2 ≥ 1 ≥ max|A_ij| keeps H ≡ 0 (Sun et al. (2010), Eq. 12), and the A-steps leave
+        out the then constant C2 term (``_solve``): one fit serves every C1 ≥ C2, per C2 with
+        ``stop="total"`` (F holds C2·d/2) and for every C2 with ``stop="excess"`` (its test
+        reads F minus that constant).  The fit checks on a hit that the shared fit's
+        max|A_ij| ≤ C1/C2 (:meth:`FitCache.lookup`); the planner counts a grid's distinct
+        fits by this rule (:func:`milbench.experiment.plan.selector_fit_slot`)."""
+        C1, C2 = float(params["C1"]), float(params["C2"])
+        if C1 < C2:
+            return None
+        return ("H0", C2) if params["stop"] == "total" else ("H0",)
 
     _parameter_constraints = {
         "dims": FRACTION_OR_COUNT,
@@ -330,16 +342,6 @@ class MIDR(MILTransformer):
             return res.x[:d], float(res.x[d])
         return v, b
 
-    def _fit_key(self, X, offsets, y, d):
-        """Cache key of this fit: the data and every parameter the fitted A depends on.  C1
-        is left out (and checked on a hit) because a fit whose H stayed ≡ 0 serves every
-        C1 with C1/C2 ≥ max|A_ij| of its iterates; C2 is left out too when ``stop="excess"``
-        (with H ≡ 0 the C2 term is the constant C2·d/2 and the A-steps do not use it)."""
-        p = self.get_params()
-        p = tuple((k, p[k]) for k in ("alpha", "init", "v_l2", "max_iter", "tol", "v_max_iter",
-                                      "random_state", "stop", "line_search"))
-        return array_digest(X, offsets, y) + ((d,) + p,)
-
     # -- fit --------------------------------------------------------------------------------
     def _fit(self, bags, y01):
         t0 = time.perf_counter()
@@ -349,12 +351,13 @@ class MIDR(MILTransformer):
         d = n_from_fraction(self.dims, D)
         C1, C2 = float(self.C1), float(self.C2)
         thr = C1 / C2
-        key = self._fit_key(X, offsets, y, d) if FIT_CACHE.enabled else None
-        state = FIT_CACHE.lookup(key, C1, C2, self.stop) if key is not None else None
+        key = fit_key(self, array_digest(X, offsets, y), d) if FIT_CACHE.active else None
+        slot = self.shared_fit_slot(self.get_params()) if key is not None else None
+        state = FIT_CACHE.lookup(key, slot, C1, C2, self.stop) if key is not None else None
         if state is None:
             state = self._solve(X, offsets, y, d, C1, C2)
             if key is not None:
-                FIT_CACHE.store(key, C1, C2, self.stop, state)
+                FIT_CACHE.store(key, slot, C1, C2, state)
         A, v, b, hist = state["A"], state["v"], state["b"], state["hist"]
         H = soft_threshold(A, thr)
         self.mean_ = state["mean"].copy()
