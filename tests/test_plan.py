@@ -270,7 +270,8 @@ def test_first_draw_is_at_a_middle_training_ratio_and_corners_count_once():
 
 @pytest.mark.filterwarnings("ignore:MIDR stopped at max_iter")
 @pytest.mark.parametrize("stop,clf_tune", [("total", True), ("excess", True), ("total", False)])
-def test_tuned_groups_count_midr_fits_as_its_inner_cv_solves_them(monkeypatch, stop, clf_tune):
+def test_tuned_groups_count_midr_fits_as_its_inner_cv_solves_them(monkeypatch, stop, clf_tune,
+                                                                  reuse_on):
     """MIDR's settings with C1 >= C2 share one fit per C2 (one in all with stop="excess"): the
     plan's distinct fits a fold x the inner folds (+ the refit) is what a real inner CV solves,
     its draws hold one setting of each shared fit, and the rest are counted as shared; so too

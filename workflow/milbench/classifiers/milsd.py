@@ -42,7 +42,8 @@ Cost levers:
   is built once per training set and shared by every (C, μ) of a grid while reuse is on
   (:data:`SETUP_CACHE`, :mod:`milbench.utils.cache`; exact: the same model bit for bit).
 * ``warm_C=True`` starts CCCP at the solution of the neighbouring smaller C (same data and μ)
-  instead of w = 0, so a fit depends on the fits run before it (only while reuse is on) — 1.7–2.9× fewer CPU seconds per grid, but off by default: CCCP then
+  instead of w = 0, so a fit depends on the fits run before it (only while reuse is on) —
+  1.7–2.9× fewer CPU seconds per grid, but off by default: CCCP then
   reaches other local minima (WebKB grid samples: mean J −1.9 % to +1.7 % per task, the test
   accuracy of > 70 % of the fits changed, webkb-faculty at ratio .2 chose C = 1 instead of 2).
 

@@ -109,10 +109,10 @@ _MAX_BACKTRACK = 40
 class FitCache(LRUCache):
     """Fitted MIDR states of this process, least recently used first out, within
     ``max_bytes``; keyed on the training data's :func:`~milbench.utils.hashing.array_digest`, d
-    and the parameters but ``MIDR.cache_ignores`` (:func:`~milbench.utils.cache.fit_key`).  An inner CV that joins MIDR's (C1, C2) with a
-    classifier's C refits the same MIDR once per C; and every grid point whose H stays ≡ 0
-    (C1/C2 ≥ max|A_ij| over the iterates, e.g. any C1 ≥ C2 as |A_ij| ≤ 1) gives the same A
-    whatever C1 (and, with ``stop="excess"``, whatever C2): each distinct model is fitted
+    and the parameters but ``MIDR.cache_ignores`` (:func:`~milbench.utils.cache.fit_key`).  An
+    inner CV that joins MIDR's (C1, C2) with a classifier's C refits the same MIDR once per C;
+    and every grid point whose H stays ≡ 0 (C1/C2 ≥ max|A_ij| over the iterates, e.g. any
+    C1 ≥ C2 as |A_ij| ≤ 1) gives the same A whatever C1 (and, with ``stop="excess"``, whatever C2): each distinct model is fitted
     once (:meth:`MIDR.shared_fit_slot`).  A hit returns exactly the state a fresh fit computes
     (tests).  Bounded per process (``max_bytes``, 128 MiB: a 9 x 9 grid's distinct fits over 5
     inner folds take ≈ 10-60 MB at D = 166-230); the joblib ``Pipeline(memory=)`` cache is not
