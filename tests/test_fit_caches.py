@@ -25,8 +25,8 @@ from test_lcmf import graph_bags
 
 
 def _midr_result(m, X):
-    return [np.vstack(m.transform(X)), m.A_, m.H_, m.coef_, np.asarray(m.intercept_), m.objective_history_,
-            m.orthonormality_history_, np.asarray(m.n_iter_)]
+    return [np.vstack(m.transform(X)), m.A_, m.H_, m.coef_, np.asarray(m.intercept_),
+            m.objective_history_, m.orthonormality_history_, np.asarray(m.n_iter_)]
 
 
 def _clf_result(m, X):
@@ -160,10 +160,11 @@ def test_a_parameter_added_by_a_subclass_is_part_of_the_key():
 
 def test_midr_shared_fit_slot_is_the_one_rule_the_planner_counts():
     from milbench.experiment.plan import selector_fit_slot
-    slot = selector_fit_slot({"name": "midr", "stop": "excess", "tune": {"C1": [1.0], "C2": [1.0]}})
+    grid = {"C1": [1.0], "C2": [1.0]}
+    slot = selector_fit_slot({"name": "midr", "stop": "excess", "tune": grid})
     assert slot({"C1": 10.0, "C2": 1.0}) == slot({"C1": 1.0, "C2": 0.1}) == ("H0",)
     assert slot({"C1": 0.1, "C2": 1.0}) == (("C1", 0.1), ("C2", 1.0))
-    total = selector_fit_slot({"name": "midr", "tune": {"C1": [1.0], "C2": [1.0]}})
+    total = selector_fit_slot({"name": "midr", "tune": grid})
     assert total({"C1": 10.0, "C2": 1.0}) == MIDR.shared_fit_slot(
         {"C1": 10.0, "C2": 1.0, "stop": "total"}) == ("H0", 1.0)
 

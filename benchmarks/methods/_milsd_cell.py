@@ -11,6 +11,7 @@ from milbench.data.folds import make_folds, split
 from milbench.data.store import read_bags
 from milbench.experiment.config import load_config
 from milbench.experiment.fold import Unlabeled, build_estimator
+from milbench.utils.cache import reuse
 
 EXP = load_config(REPO / "config" / "paper" / "milsd.yaml")["experiments"]["milsd-webkb"]
 RATIOS = EXP["protocol"]["train_ratios"]            # fold = ratio index
@@ -36,11 +37,12 @@ def cell_split(bags, folds, repeat, fold):
 
 def fit_cell(bags, folds, spec, repeat, fold):
     """The cell's estimator for classifier entry ``spec``, fitted with the dataset's other pages
-    unlabeled: (estimator, test bags, CPU seconds of the fit)."""
+    unlabeled and reuse on, as in a run's cell: (estimator, test bags, CPU seconds of the fit)."""
     train, test = cell_split(bags, folds, repeat, fold)
     est = build_estimator(EXP["scale"], {"name": "none"}, spec,
                           seed=EXP["protocol"]["seed"] + repeat, inner_folds=EXP["inner_folds"],
                           inner_metric=EXP["inner_metric"])
     t = time.process_time()
-    est.fit(train, train.labels, unlabeled=Unlabeled(bags))
+    with reuse():
+        est.fit(train, train.labels, unlabeled=Unlabeled(bags))
     return est, test, time.process_time() - t

@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from _paths import DATA
 import argparse
-import contextlib
 import tempfile
 import time
 
 from milbench.data.sources import load_dataset
 from milbench.experiment.fold import build_estimator, caches_selector_fits
-from milbench.selectors.midr import FIT_CACHE, MIDR, fits_not_reused
+from milbench.selectors.midr import FIT_CACHE, MIDR
+from milbench.utils.cache import reuse
 
 SELECTOR = {"name": "midr", "dims": 0.3, "max_iter": 30,
             "tune": {"C1": [1e-3, 1e-1], "C2": [1.0, 100.0]}}
@@ -49,8 +49,7 @@ def main():
     for way in ("none", "joblib", "in-process"):
         solves[0] = 0
         FIT_CACHE.clear()
-        with tempfile.TemporaryDirectory() as cache, \
-                (contextlib.nullcontext() if way == "in-process" else fits_not_reused()):
+        with tempfile.TemporaryDirectory() as cache, reuse(way == "in-process"):
             est = build_estimator("minmax", SELECTOR, CLASSIFIER, inner_folds=5,
                                   memory=cache if way == "joblib" else None)
             t = time.process_time()

@@ -56,6 +56,7 @@ from milbench.selectors.midr import (
     sparsity_loss,
     tangent_projection,
 )
+from milbench.utils.cache import reuse
 
 GRID = [1.0e-4, 1.0e-3, 1.0e-2, 1.0e-1, 1.0, 1.0e+1, 1.0e+2, 1.0e+3, 1.0e+4]
 LOG = defaultdict(list)        # variant -> [(C1, C2, iterations)] of every computed MIDR fit
@@ -301,4 +302,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with reuse():       # fits and kernels reused as in a run's cells (milbench.utils.cache)
+        main()

@@ -102,11 +102,12 @@ def factorise(A, Cm, k=50, alpha=1.0, gamma=0.1, beta=0.1, max_iter=300, tol=1e-
 class FactorCache(LRUCache):
     """Factorisations of this process, keyed on the adjacency's and content matrix's bytes
     (sha1), k and the parameters but ``LCMF.cache_ignores``
-    (:func:`~milbench.utils.cache.fit_key`); only fits seeded by an integer are kept (another seed draws a new start each time).  Every
-    fit of a transductive cell, each C of each inner fold and the refit, hands LC-MF the same
-    pages, and so do the cells of one seed: the runner keeps this cache from cell to cell
-    (``spans_cells``).  A hit returns the (Z, U, V, result) a fresh factorisation computes
-    (tests).  64 MiB: θ is (n + m)·k + k² floats, 1.9 MB for WebKB faculty."""
+    (:func:`~milbench.utils.cache.fit_key`); only fits seeded by an integer are kept (another
+    seed draws a new start each time).  Every fit of a transductive cell, each C of each inner
+    fold and the refit, hands LC-MF the same pages, and so do the cells of one seed: the runner
+    keeps this cache from cell to cell (``spans_cells``).  A hit returns the (Z, U, V, result)
+    a fresh factorisation computes (tests).  64 MiB: θ is (n + m)·k + k² floats, 1.9 MB for
+    WebKB faculty."""
 
     def __init__(self, max_bytes=64 * 2**20):
         super().__init__(max_bytes, sizeof=lambda f: f[3].x.nbytes + 200, spans_cells=True)

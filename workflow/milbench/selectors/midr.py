@@ -112,11 +112,11 @@ class FitCache(LRUCache):
     and the parameters but ``MIDR.cache_ignores`` (:func:`~milbench.utils.cache.fit_key`).  An
     inner CV that joins MIDR's (C1, C2) with a classifier's C refits the same MIDR once per C;
     and every grid point whose H stays ≡ 0 (C1/C2 ≥ max|A_ij| over the iterates, e.g. any
-    C1 ≥ C2 as |A_ij| ≤ 1) gives the same A whatever C1 (and, with ``stop="excess"``, whatever C2): each distinct model is fitted
-    once (:meth:`MIDR.shared_fit_slot`).  A hit returns exactly the state a fresh fit computes
-    (tests).  Bounded per process (``max_bytes``, 128 MiB: a 9 x 9 grid's distinct fits over 5
-    inner folds take ≈ 10-60 MB at D = 166-230); the joblib ``Pipeline(memory=)`` cache is not
-    used for MIDR."""
+    C1 ≥ C2 as |A_ij| ≤ 1) gives the same A whatever C1 (and, with ``stop="excess"``, whatever
+    C2): each distinct model is fitted once (:meth:`MIDR.shared_fit_slot`).  A hit returns
+    exactly the state a fresh fit computes (tests).  Bounded per process (``max_bytes``,
+    128 MiB: a 9 x 9 grid's distinct fits over 5 inner folds take ≈ 10-60 MB at D = 166-230);
+    the joblib ``Pipeline(memory=)`` cache is not used for MIDR."""
 
     def __init__(self, max_bytes=128 * 2**20):
         super().__init__(max_bytes, sizeof=self._nb)
