@@ -138,19 +138,21 @@ def test_hydr_per_seed_rows_and_summary(musk1):
 
 
 def _cache_bound(cell):
-    from milbench.utils.cache import CACHE
-    return CACHE.max_bytes
+    from milbench.utils.cache import CACHE, total_max_bytes
+    return CACHE.max_bytes, total_max_bytes()
 
 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_each_worker_caches_at_most_half_its_share_of_the_job_memory(monkeypatch, threads):
+    """The kernel cache and all caches together (fits, MILSD's setup) of a worker."""
     from milbench.experiment.runner import map_cells
-    from milbench.utils.cache import CACHE, DEFAULT_MAX_BYTES
+    from milbench.utils.cache import CACHE, DEFAULT_MAX_BYTES, set_total_max_bytes, total_max_bytes
 
     monkeypatch.setenv("MILBENCH_MAX_MEMORY_GB", "1")     # the job's memory (as SLURM's)
-    was = CACHE.max_bytes
+    was = CACHE.max_bytes, total_max_bytes()
     try:
         out = map_cells(_cache_bound, (), [(0, 0), (0, 1)], threads=threads)
     finally:
-        CACHE.max_bytes = was
-    assert set(out.values()) == {min(DEFAULT_MAX_BYTES, 2**30 // (2 * threads))}
+        CACHE.max_bytes = was[0]
+        set_total_max_bytes(was[1])
+    assert set(out.values()) == {(min(DEFAULT_MAX_BYTES, 2**30 // (2 * threads)),) * 2}

@@ -112,10 +112,10 @@ def job_threads(n_cells, max_threads):
 
 
 def job_mem_mb(threads):
-    """A method job's memory request: 1000 MB + 1000 MB per thread (one cell each).  Half of
-    a worker's share, (1000 + 1000·threads) / (2·threads) MB (>= 500 MB), is the bound of all
-    its caches together (:func:`milbench.utils.cache.bound_per_worker`: kernels, fits, MILSD's
-    setup), the rest a cell's working memory."""
+    """A method job's memory request: 1000 MB + 1000 MB per thread (one cell each).  The
+    runner bounds all caches of a cell worker together (kernels, fits, MILSD's setup:
+    :func:`milbench.utils.cache.bound_per_worker`) at half of its share of this,
+    (1000 + 1000·threads) / (2·threads) MB, at most 768 MiB; the rest is the cell's own."""
     return 1000 + 1000 * int(threads)
 
 

@@ -1,5 +1,5 @@
 """Hashes: sha256 provenance checksums of raw inputs (manifests, ``meta.json``), and a fast
-content key of arrays for the per-process reuse of fits (MIDR, MILR)."""
+content key of arrays for the per-process reuse of fits (:mod:`milbench.utils.cache`)."""
 from __future__ import annotations
 
 import hashlib
