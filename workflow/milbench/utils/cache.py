@@ -100,7 +100,8 @@ def reusing():
 @contextlib.contextmanager
 def reuse(on=True):
     """Reuse cached results inside the block (``on=False``: compute afresh inside it).  Also
-    sets ``MILBENCH_REUSE`` for the joblib workers started inside, which read it on import."""
+    sets ``MILBENCH_REUSE`` for the joblib workers started inside (a cell with
+    ``threads.cell`` > 1), which read it on import and keep it for their life."""
     was, env = _STATE["reuse"], os.environ.get(REUSE_ENV)
     _STATE["reuse"] = bool(on)
     os.environ[REUSE_ENV] = "1" if on else "0"
