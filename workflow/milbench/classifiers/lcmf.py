@@ -25,12 +25,12 @@ container given to ``decision_function`` has edges to training bag ids).
 The factorisation does not depend on ``svm_C``: while reuse is on (:mod:`milbench.utils.cache`:
 the workflow's cells), each distinct factorisation (the same A, C, k, parameters and integer
 seed) is computed once per process (:class:`FactorCache`), so an inner CV over ``svm_C`` does
-not factorise once per C (the same models, tests).  The pages
-are factorised in bag-id order (the seeded start is drawn row by row), so a factorisation
-depends on the set of pages only, not on which of them are labelled: in the transductive
-setting every inner fold and the refit of a cell factorise the same pages, once, and so do the
-cells of one seed that a process runs (until 2026-11-28 the order was the fit's own — the
-labelled pages first — and a cell factorised once per inner fold and again for the refit).
+not factorise once per C (the same models, tests).  The pages are factorised in bag-id order
+(the seeded start is drawn row by row), so a factorisation depends on the set of pages only,
+not on which of them are labelled: in the transductive setting every inner fold and the refit
+of a cell factorise the same pages, once, and so do the cells of one seed that a process runs
+(until 2026-11-28 the order was the fit's own — the labelled pages first — and a cell
+factorised once per inner fold and again for the refit).
 """
 from __future__ import annotations
 
