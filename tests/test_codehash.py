@@ -73,13 +73,14 @@ def test_own_module_is_hashed_with_what_it_imports_from_the_library():
 
 
 def test_normal_tree_drops_docstrings_comments_and_formatting_only():
-    src = 'class A:\n    """Doc."""\n    def f(self, x):\n        """Doc."""\n        return x + 1\n'
-    same = ('class A:\n    """Other doc."""\n\n    # a comment\n    def f(self,x):\n'
-            '        "a bare string"\n        return (x+1)  # another\n')
-    other = 'class A:\n    """Doc."""\n    def f(self, x):\n        """Doc."""\n        return x + 2\n'
+    src = ('"""Module."""\nclass A:\n    """Doc."""\n    def f(self, x):\n        """Doc."""\n'
+           '        return x + 1\n')
+    same = ('# a comment\n"""Other."""\nclass A:\n    """Other doc."""\n\n    # a comment\n'
+            '    def f(self,x):\n        "a bare string"\n        return (x+1)  # another\n')
     dump = lambda s: ast.dump(normal_tree(s))        # noqa: E731
     assert dump(src) == dump(same)
-    assert dump(src) != dump(other)
+    assert dump(src) != dump(src.replace("x + 1", "x + 2"))
+    assert dump(src) != dump(src.replace("return", "y = 0\n        return"))
     assert dump('x = "a string value"') != dump('x = "another"')   # strings that are values stay
 
 
