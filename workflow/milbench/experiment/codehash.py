@@ -233,7 +233,7 @@ def init_defaults(target):
                 for arg, d in pairs:
                     try:
                         out[arg.arg] = ast.literal_eval(d)
-                    except ValueError:          # not a literal (a name, a call): no name in it
+                    except (ValueError, TypeError):   # not a literal (a name, a call)
                         pass
                 return out
     return {}
@@ -279,14 +279,13 @@ def _spec_names(spec):
 
 
 def spec_entries(spec):
-    """Registry entries a config entry names, nested ones included: sorted (name,
-    'module:Class') pairs."""
+    """Registry entries a config entry resolves, nested ones and defaults included
+    (:func:`_spec_names`): sorted (name, 'module:Class') pairs."""
     return sorted(_spec_names(spec)[0])
 
 
 def spec_modules(spec):
-    """Modules a config entry names: through the registry, its own ``name`` and every registry
-    name nested in its parameters (an ensemble's ``base``, HyDR-MI's target); a user's
-    'module:Class' name gives its module."""
+    """Modules a config entry runs by name: those of its registry entries (:func:`spec_entries`)
+    and of a user's 'module:Class' names."""
     entries, own = _spec_names(spec)
     return sorted({t.split(":")[0] for _, t in entries} | own)
