@@ -84,7 +84,7 @@ def _normalise(tree, registry=False):
                     and isinstance(stmt.value, ast.Dict)):
                 stmt.value = ast.Dict(keys=[], values=[])
     imports, todo = [], [tree]
-    while todo:
+    while todo:             # statements only: no statement sits inside an expression
         node = todo.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             imports.append(node)
@@ -92,8 +92,10 @@ def _normalise(tree, registry=False):
         for field in ("body", "orelse", "finalbody"):
             stmts = getattr(node, field, None)
             if isinstance(stmts, list):
-                setattr(node, field, [s for s in stmts if not _is_string_statement(s)])
-        todo += ast.iter_child_nodes(node)
+                stmts = [s for s in stmts if not _is_string_statement(s)]
+                setattr(node, field, stmts)
+                todo += stmts
+        todo += [*getattr(node, "handlers", ()), *getattr(node, "cases", ())]   # except, case
     return imports
 
 
