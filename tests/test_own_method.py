@@ -54,7 +54,7 @@ def test_own_method_in_scores_stats_and_figures(example_run):
 def test_editing_own_module_reruns_exactly_its_jobs(example_run):
     module = example_run / "code" / "pooling.py"
     original = module.read_text()
-    module.write_text(original + "\n# edited by tests/test_own_method.py\n")
+    module.write_text(original + "\n_EDITED_BY = 'tests/test_own_method.py'\n")
     try:
         out = smk(example_run, "-n")
     finally:

@@ -95,7 +95,7 @@ def test_changed_code_or_settings_are_not_restored(copy):
     forget_runs(copy)
     simple = copy / "workflow" / "milbench" / "classifiers" / "simple.py"
     original = simple.read_bytes()
-    simple.write_bytes(original + b"\n# edited by tests/test_reproduction_parts.py\n")
+    simple.write_bytes(original + b"\n_EDITED_BY = 'tests/test_reproduction_parts.py'\n")
     try:
         rc, out = cli(copy, "restore", EXP)
     finally:

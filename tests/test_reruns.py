@@ -58,14 +58,19 @@ def copy(tmp_path_factory):
 
 
 @contextlib.contextmanager
-def edited(path):
-    """Append a comment to a library module for the duration of the block."""
-    original = path.read_bytes()
-    path.write_bytes(original + b"\n# edited by tests/test_reruns.py\n")
+def edited(path, old=None, new=None):
+    """Edit a library module for the duration of the block: replace ``old`` by ``new``, or
+    append a statement (a comment or a docstring would trigger nothing)."""
+    original = path.read_text()
+    if old is None:
+        path.write_text(original + "\n_EDITED_BY = 'tests/test_reruns.py'\n")
+    else:
+        assert old in original, f"{path.name} no longer holds {old!r}"
+        path.write_text(original.replace(old, new, 1))
     try:
         yield
     finally:
-        path.write_bytes(original)
+        path.write_text(original)
 
 
 def test_unchanged_code_nothing_to_do(copy):
@@ -90,6 +95,14 @@ def test_edit_reruns_exactly_the_importers(copy, module, reruns):
     else:
         assert "Nothing to be done" in out
     assert "Nothing to be done" in smk(copy, "-n")        # the edit undone: nothing again
+
+
+def test_new_registry_entry_comment_and_docstring_rerun_nothing(copy):
+    lib = copy / "workflow" / "milbench"
+    new_entry = '    "milr-2": "milbench.classifiers.milr:MILR",\n    "lcmf": '
+    with edited(lib / "registry.py", '    "lcmf": ', new_entry), \
+            edited(lib / "classifiers" / "simple.py", '"""MI-Simple', '# new\n"""Edited MI-Simple'):
+        assert "Nothing to be done" in smk(copy, "-n")
 
 
 def test_inner_folds_reruns_only_tuned_methods(copy):

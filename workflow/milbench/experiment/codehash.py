@@ -1,4 +1,5 @@
-"""Rerun triggers from source code: the import closure of a job's project modules.
+"""Rerun triggers from source code: the import closure of a job's project modules, hashed in a
+normal form, and the registry entries the job resolves.
 
 A method job runs the core modules plus its selector's and classifier's modules (a user's own
 'module:Class' method included), and whatever those import from the project, at module level
@@ -6,6 +7,17 @@ or inside a function (``from ..distances import ...`` in a method body runs when
 runs). :func:`import_closure` follows those imports through the source (``ast``: the library is
 read, never imported), so editing a shared helper such as ``distances.py`` or
 ``classifiers/wrapper.py`` reruns exactly the jobs that import it.
+
+What is hashed is what runs: each module's parse tree without its docstrings and other bare
+string statements (:func:`normal_tree`), so comments, docstrings and formatting trigger nothing,
+and of ``milbench/registry.py`` its functions but not its tables: a job's hash covers only the
+registry entries it resolves (:func:`spec_entries`: the names in its config entry, nested ones
+included, and in the literal ``__init__`` defaults of the parameters it leaves out, such as
+View-Ensemble's ``base="milr"``), so adding a method to the registry reruns nothing.  A
+registry name chosen inside a method body (HyDR-MI's ``classifier=None`` meaning MILR) is not
+seen: name it in the config.  The normal form is ``ast.dump``'s, which may differ between
+Python versions: a new interpreter can change every hash once (hashes are per environment, as
+the results are).
 """
 from __future__ import annotations
 
@@ -22,6 +34,9 @@ from milbench.registry import CLASSIFIERS, SELECTORS
 PACKAGE = "milbench"
 ROOT = Path(__file__).resolve().parents[1]      # workflow/milbench
 _INSTALLED = {Path(sysconfig.get_paths()[k]).resolve() for k in ("stdlib", "purelib", "platlib")}
+#: the registry module and its tables of 'module:Class' entries, hashed entry by entry
+REGISTRY = "milbench.registry"
+REGISTRY_TABLES = ("SELECTORS", "CLASSIFIERS")
 
 
 @functools.cache
@@ -53,16 +68,66 @@ def _is_project(origin):
     return not any(p.is_relative_to(d) for d in _INSTALLED)
 
 
+def _is_string_statement(node):
+    return (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str))
+
+
+def _normalise(tree, registry=False):
+    """Strip ``tree`` in place to :func:`normal_tree`'s form; returns its import statements
+    (one pass)."""
+    if registry:
+        for stmt in tree.body:
+            targets = (stmt.targets if isinstance(stmt, ast.Assign) else
+                       [stmt.target] if isinstance(stmt, ast.AnnAssign) else [])
+            if (any(isinstance(t, ast.Name) and t.id in REGISTRY_TABLES for t in targets)
+                    and isinstance(stmt.value, ast.Dict)):
+                stmt.value = ast.Dict(keys=[], values=[])
+    imports, todo = [], [tree]
+    while todo:             # statements only: no statement sits inside an expression
+        node = todo.pop()
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            imports.append(node)
+            continue
+        for field in ("body", "orelse", "finalbody"):
+            stmts = getattr(node, field, None)
+            if isinstance(stmts, list):
+                stmts = [s for s in stmts if not _is_string_statement(s)]
+                setattr(node, field, stmts)
+                todo += stmts
+        todo += [*getattr(node, "handlers", ()), *getattr(node, "cases", ())]   # except, case
+    return imports
+
+
+def normal_tree(source, registry=False):
+    """Parse tree of ``source`` without what cannot change a run: docstrings and every other
+    bare string statement (comments and formatting are not in a parse tree); ``registry``: the
+    module's top-level ``SELECTORS`` / ``CLASSIFIERS`` dicts emptied (their entries are hashed
+    where a job resolves them)."""
+    tree = ast.parse(source)
+    _normalise(tree, registry)
+    return tree
+
+
+@functools.cache
+def _module(path):
+    """(hash of the normal tree's ``ast.dump``, positions left out; its import statements;
+    the tree) of a source file."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    imports = _normalise(tree, registry=path == module_path(REGISTRY))
+    return hashlib.sha1(ast.dump(tree).encode()).digest(), imports, tree
+
+
 @functools.cache
 def direct_imports(name):
     """Project modules that module ``name`` imports anywhere in its body (names, sorted)."""
     path = module_path(name)
     package = name if path.name == "__init__.py" else name.rpartition(".")[0]
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+    for node in _module(path)[1]:
         if isinstance(node, ast.Import):
             found.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
+        else:
             if node.level:
                 base = package.split(".")[:len(package.split(".")) - node.level + 1]
                 mod = ".".join(base + ([node.module] if node.module else []))
@@ -71,6 +136,10 @@ def direct_imports(name):
             found.add(mod)
             found.update(f"{mod}.{a.name}" for a in node.names)   # `from . import stages`
     return sorted(m for m in found if m and module_path(m) is not None)
+
+
+def _registry():
+    return {**SELECTORS, **CLASSIFIERS}
 
 
 def _with_parents(name):
@@ -94,11 +163,14 @@ def import_closure(*names):
 
 
 @functools.cache
-def code_hash(*names):
-    """Short hash over the sources of :func:`import_closure` (a job's rerun trigger)."""
+def code_hash(*names, entries=()):
+    """Short hash over the normal forms of the import closure of modules ``names`` and of the
+    modules of ``entries`` ((registry name, 'module:Class') pairs), and over those entries: a
+    job's rerun trigger."""
     h = hashlib.sha1()
-    for p in import_closure(*names):
-        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    for p in import_closure(*names, *(t.split(":")[0] for _, t in entries)):
+        h.update(p.name.encode() + b"\0" + _module(p)[0])
+    h.update(json.dumps(sorted(entries)).encode())
     return h.hexdigest()[:12]
 
 
@@ -113,16 +185,24 @@ CORE_MODULES = ("milbench.data.bags", "milbench.base", "milbench.experiment.grid
 JOB_DIGEST = "milbench_job"
 
 
+def _spec_code(*specs):
+    entries, own = set(), set()
+    for spec in specs:
+        e, o = _spec_names(spec)
+        entries |= e
+        own |= o
+    return code_hash(*CORE_MODULES, *sorted(own), entries=tuple(sorted(entries)))
+
+
 def method_code(method):
-    """A method job's code hash: the import closure of the core and of its selector's and
-    classifier's modules."""
-    return code_hash(*CORE_MODULES, *spec_modules(method["selector"]),
-                     *spec_modules(method["classifier"]))
+    """A method job's code hash: the core and its selector's and classifier's registry entries
+    and modules (:func:`code_hash`)."""
+    return _spec_code(method["selector"], method["classifier"])
 
 
 def selector_code(selector):
-    """A fold-stage job's code hash: the import closure of the core and of its selector."""
-    return code_hash(*CORE_MODULES, *spec_modules(selector))
+    """A fold-stage job's code hash: the core and its selector's entries and modules."""
+    return _spec_code(selector)
 
 
 def job_digest(method, settings, cells, code):
@@ -134,24 +214,80 @@ def job_digest(method, settings, cells, code):
     return hashlib.sha1(blob.encode()).hexdigest()[:16]
 
 
-def spec_modules(spec):
-    """Modules a config entry names: through the registry, its own ``name`` and every registry
-    name nested in its parameters (an ensemble's ``base``, HyDR-MI's target); a user's
-    'module:Class' name gives its module."""
-    tables = {**SELECTORS, **CLASSIFIERS}
-    found = set()
+@functools.cache
+def init_defaults(target):
+    """{parameter: default} of the literal defaults (strings, dicts, ...) of the ``__init__``
+    of a 'module:Class' (read from its source; {} when not found): the parameters a config
+    entry that leaves them out runs with, such as View-Ensemble's ``base="milr"``."""
+    mod, _, cls = target.partition(":")
+    path = module_path(mod)
+    tree = _module(path)[2] if path is not None else ast.Module(body=[])
+    for node in tree.body:
+        if not (isinstance(node, ast.ClassDef) and node.name == cls):
+            continue
+        for f in node.body:
+            if isinstance(f, ast.FunctionDef) and f.name == "__init__":
+                a = f.args
+                pos = a.posonlyargs + a.args
+                pairs = [*zip(pos[len(pos) - len(a.defaults):], a.defaults),
+                         *((k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)]
+                out = {}
+                for arg, d in pairs:
+                    try:
+                        out[arg.arg] = ast.literal_eval(d)
+                    except (ValueError, TypeError):   # not a literal (a name, a call)
+                        pass
+                return out
+    return {}
+
+
+def _spec_names(spec):
+    """({(registry name, 'module:Class')}, {user module}) of a config entry: its own ``name``,
+    every registry name nested in its parameters (an ensemble's ``base``, HyDR-MI's target) and
+    in the ``__init__`` defaults of the parameters an entry leaves out (:func:`init_defaults`);
+    a user's 'module:Class' name gives its module."""
+    table = _registry()
+    entries, own, done = set(), set(), set()
+
+    def named(name, params):
+        if name in table:
+            target = table[name]
+            entries.add((name, target))
+        elif ":" in name:
+            target = name
+            own.add(name.split(":")[0])
+        else:
+            return
+        for k, d in init_defaults(target).items():
+            if k not in params and (target, k) not in done:
+                done.add((target, k))
+                walk(d, k)
 
     def walk(v, key=None):
         if isinstance(v, dict):
             for k, x in v.items():
-                walk(x, k)
+                if k == "name" and isinstance(x, str):
+                    named(x, v)
+                else:
+                    walk(x, k)
         elif isinstance(v, (list, tuple)):
             for x in v:
                 walk(x, key)
-        elif isinstance(v, str) and v in tables:
-            found.add(tables[v].split(":")[0])
-        elif isinstance(v, str) and key == "name" and ":" in v:
-            found.add(v.split(":")[0])
+        elif isinstance(v, str) and v in table:
+            named(v, {})
 
     walk(spec)
-    return sorted(found)
+    return entries, own
+
+
+def spec_entries(spec):
+    """Registry entries a config entry resolves, nested ones and defaults included
+    (:func:`_spec_names`): sorted (name, 'module:Class') pairs."""
+    return sorted(_spec_names(spec)[0])
+
+
+def spec_modules(spec):
+    """Modules a config entry runs by name: those of its registry entries (:func:`spec_entries`)
+    and of a user's 'module:Class' names."""
+    entries, own = _spec_names(spec)
+    return sorted({t.split(":")[0] for _, t in entries} | own)
