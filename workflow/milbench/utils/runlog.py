@@ -38,11 +38,15 @@ class RepeatFilter(logging.Filter):
         return True
 
 
+#: a full disk, or a full quota (a cluster's home or project space)
+FULL = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded"}
+
+
 def write_failure(exc, path):
-    """One line for a failed write: ``no space left on device writing <path>`` (ENOSPC), else
-    ``cannot write <path>: <reason>``."""
-    if exc.errno == errno.ENOSPC:
-        return f"no space left on device writing {path}"
+    """One line for a failed write: ``no space left on device writing <path>`` (or ``disk quota
+    exceeded ...``), else ``cannot write <path>: <reason>``."""
+    if exc.errno in FULL:
+        return f"{FULL[exc.errno]} writing {path}"
     return f"cannot write {path}: {exc.strerror or exc}"
 
 
@@ -81,15 +85,17 @@ class LogFile:
             raise SystemExit(1) from None
 
     def __getattr__(self, name):          # encoding, fileno, isatty, ... of the file
+        if name == "file":
+            raise AttributeError(name)
         return getattr(self.file, name)
 
 
 def _disk_full(exc):
-    """The ENOSPC OSError in ``exc``'s chain (cause / context), or None."""
+    """The OSError of a full disk or quota in ``exc``'s chain (cause / context), or None."""
     seen = set()
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
-        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+        if isinstance(exc, OSError) and exc.errno in FULL:
             return exc
         exc = exc.__cause__ or exc.__context__
     return None
