@@ -137,3 +137,19 @@ def test_write_frame_replaces_whole(tmp_path):
         write_frame(pd.DataFrame({"a": [object()]}), path)      # not writable as Parquet
     pd.testing.assert_frame_equal(pd.read_parquet(path), pd.DataFrame({"a": [1, 2]}))
     assert [p.name for p in tmp_path.iterdir()] == ["f.parquet"]
+
+
+def test_store_without_flock_still_writes_and_reads(tmp_path, monkeypatch):
+    """A file system without flock (Lustre mounted without it: ENOLCK) writes and reads as
+    before, the swap unguarded."""
+    import errno
+
+    from milbench.data import store
+
+    def no_locks(fd, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(store.fcntl, "flock", no_locks)
+    write_bags(make(), tmp_path / "ds")
+    write_bags(make(), tmp_path / "ds")
+    assert read_bags(tmp_path / "ds").meta["n_bags"] == 12

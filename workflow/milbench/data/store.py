@@ -65,11 +65,16 @@ def write_bags(bags: Bags, outdir, extra_meta=None):
                     views={k: [int(a), int(b)] for k, (a, b) in bags.views.items()},
                     view_order=list(bags.views))
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
+        old = tmp.with_name(tmp.name + ".old")
         with store_lock(outdir, shared=False):
-            old = tmp.with_name(tmp.name + ".old")
             if outdir.exists():
                 os.replace(outdir, old)
-            os.replace(tmp, outdir)
+            try:
+                os.replace(tmp, outdir)
+            except BaseException:
+                if old.exists():
+                    os.replace(old, outdir)
+                raise
         shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -80,18 +85,22 @@ def write_bags(bags: Bags, outdir, extra_meta=None):
 @contextlib.contextmanager
 def store_lock(store, shared):
     """``flock`` on ``.<name>.lock`` beside a store: exclusive for the writer's swap (the file
-    made if absent), shared for a reader (none where no writer ever made it: a store written by
-    hand, a read-only folder)."""
+    made if absent), shared for a reader.  None where a reader cannot open the file (no writer
+    ever made it: a store written by hand, a read-only folder) or the file system has no
+    ``flock`` (Lustre mounted without it): the swap is then two renames, unguarded."""
     lock = Path(store).parent / f".{Path(store).name}.lock"
     try:
         fd = os.open(lock, os.O_RDONLY if shared else os.O_RDWR | os.O_CREAT, 0o666)
-    except FileNotFoundError:
+    except OSError:
         if not shared:
             raise
         yield
         return
     try:
-        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        except OSError:                   # ENOLCK, EOPNOTSUPP, ENOSYS: no locks here
+            pass
         yield
     finally:
         os.close(fd)
