@@ -127,4 +127,4 @@ def test_full_disk_ends_the_job_with_one_line(tmp_path, fills):
     if fills == "output":
         text = (tmp_path / "job.log").read_text()
         assert "message 3" in text and text.endswith("no space left on device writing /dev/full\n")
-        assert job_error(tmp_path / "job.log")[-1] == "no space left on device writing /dev/full"
+        assert job_error(tmp_path / "job.log") == ["no space left on device writing /dev/full"]

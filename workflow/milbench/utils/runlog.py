@@ -101,6 +101,14 @@ def _disk_full(exc):
     return None
 
 
+def _outputs(outputs):
+    """The job's outputs as a path: the one file, or the folder several share (a bag store)."""
+    if len(outputs) == 1:
+        return str(outputs[0])
+    common = os.path.commonpath(outputs) if outputs else ""
+    return common + "/" if common else "the job's outputs"
+
+
 def _excepthook(outputs):
     """An uncaught full-disk error: one console line naming the file (the job's outputs where
     the error names none); the traceback and that line also go to the log where it can."""
@@ -109,7 +117,7 @@ def _excepthook(outputs):
         try:
             if full is None:
                 return sys.__excepthook__(kind, value, tb)
-            line = write_failure(full, full.filename or ", ".join(map(str, outputs)) or "output")
+            line = write_failure(full, full.filename or _outputs(outputs))
             _report(line)
             if sys.stderr is not sys.__stderr__:
                 traceback.print_exception(kind, value, tb, file=sys.stderr)
@@ -174,6 +182,8 @@ def job_error(path, max_lines=ERROR_LINES, tail_bytes=1 << 18):
         body = next((i for i, ln in enumerate(rest) if ln and not ln[0].isspace()), len(rest))
         lines = rest[body:]
     lines = [ln.rstrip() for ln in lines if ln.strip()]
+    if lines and lines[-1].startswith(tuple(f"{what} writing " for what in FULL.values())):
+        return lines[-1:]                 # the one line a full disk ends a job with
     return lines[:max_lines] if start is not None else lines[-max_lines:]
 
 
@@ -190,6 +200,6 @@ def print_job_errors(main_logs, stream=None):
             except OSError as e:
                 lines = [f"(log unreadable: {e.strerror or e})"]
             if not lines:
-                lines = ["(the log holds no error message; the job's output above may)"]
+                lines = ["(no error in its log, cut short or empty: see the job's output above)"]
             print(f"Error of rule {rule} (log {path}):", *("    " + ln for ln in lines),
                   sep="\n", file=stream, flush=True)
