@@ -32,3 +32,10 @@ rule all:
     input:
         all_targets(),
     default_target: True
+
+
+# a failed run ends with each failed job's own error (the end of its log), not only its log's path
+onerror:
+    from milbench.utils.runlog import print_job_errors
+
+    print_job_errors(log)

@@ -77,3 +77,79 @@ def test_labels_pm1():
 def test_bags_container_rejects_empty_bag():
     with pytest.raises(BagError, match="no instances"):
         Bags(np.ones((2, 2)), [0, 2, 2], [0, 1], ["a", "b"])
+
+
+def _write_often(outdir, start, n, errors):
+    """Write ``make()``'s store to ``outdir`` ``n`` times once ``start`` is set (a process of
+    :func:`test_concurrent_writers_leave_one_whole_store`)."""
+    b = make()
+    start.wait()
+    try:
+        for _ in range(n):
+            write_bags(b, outdir)
+    except BaseException as e:
+        errors.put(f"write: {type(e).__name__}: {e}")
+
+
+def _read_often(outdir, start, n, errors):
+    start.wait()
+    try:
+        for _ in range(n):
+            assert read_bags(outdir).meta["n_bags"] == 12
+    except BaseException as e:
+        errors.put(f"read: {type(e).__name__}: {e}")
+
+
+def test_concurrent_writers_leave_one_whole_store(tmp_path):
+    """Two processes rewrite one store at once while a third reads it (two runs in one
+    directory with --nolock): no write or read fails, and the store reads back whole."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    out = tmp_path / "ds"
+    write_bags(make(), out)
+    start, errors = ctx.Event(), ctx.Queue()
+    procs = [ctx.Process(target=f, args=(out, start, 40, errors))
+             for f in (_write_often, _write_often, _read_often)]
+    for p in procs:
+        p.start()
+    start.set()
+    for p in procs:
+        p.join(120)
+    found = []
+    while not errors.empty():
+        found.append(errors.get())
+    assert found == [] and [p.exitcode for p in procs] == [0, 0, 0], found
+    r, b = read_bags(out), make()
+    np.testing.assert_array_equal(r.instances, b.instances)
+    np.testing.assert_array_equal(r.labels, b.labels)
+    pd.testing.assert_frame_equal(r.edges, b.edges)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".ds.lock", "ds"]   # no temp left
+
+
+def test_write_frame_replaces_whole(tmp_path):
+    """write_frame leaves the file or nothing: a failed write keeps the previous file."""
+    from milbench.data.store import write_frame
+
+    path = tmp_path / "f.parquet"
+    write_frame(pd.DataFrame({"a": [1, 2]}), path)
+    with pytest.raises(Exception):
+        write_frame(pd.DataFrame({"a": [object()]}), path)      # not writable as Parquet
+    pd.testing.assert_frame_equal(pd.read_parquet(path), pd.DataFrame({"a": [1, 2]}))
+    assert [p.name for p in tmp_path.iterdir()] == ["f.parquet"]
+
+
+def test_store_without_flock_still_writes_and_reads(tmp_path, monkeypatch):
+    """A file system without flock (Lustre mounted without it: ENOLCK) writes and reads as
+    before, the swap unguarded."""
+    import errno
+
+    from milbench.data import store
+
+    def no_locks(fd, op):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(store.fcntl, "flock", no_locks)
+    write_bags(make(), tmp_path / "ds")
+    write_bags(make(), tmp_path / "ds")
+    assert read_bags(tmp_path / "ds").meta["n_bags"] == 12

@@ -173,3 +173,34 @@ def test_stopped_method_job_resumes_from_its_finished_cells(copy):
     pd.testing.assert_frame_equal(again.drop(columns=timing), rows.drop(columns=timing))
     assert not cells_folder(method_file).exists()
     assert "Nothing to be done" in smk(copy, "-n")
+
+
+def test_deleted_method_file_is_remade_by_the_default_target(copy):
+    """A truncated method file stops the run at check_runs with a message, on the console,
+    naming the file and the commands that recompute it; running them (delete, then the default
+    target) reruns that method's job and no other, and the scores come back equal."""
+    base = [sys.executable, "-m", "snakemake", "-s", str(copy / "Snakefile"), "-d", str(copy),
+            "--configfile", str(copy / "tiny.yaml")]
+    method = "results/tiny/runs/musk1/none/mi-simple.parquet"
+    before = pd.read_parquet(copy / TARGET)
+    good = (copy / method).read_bytes()
+    (copy / method).write_bytes(good[:100])
+    try:
+        res = subprocess.run(base + ["--cores", "1"], capture_output=True, text=True, cwd=copy)
+        console = res.stdout + res.stderr
+        assert res.returncode != 0
+        hint = f"to recompute that method: rm {method} && snakemake --cores N"
+        assert console.count(f"{method}: cannot read the method's rows") == 1, console[-3000:]
+        assert hint in console
+        (copy / method).unlink()
+        dry = subprocess.run(base + ["-n"], capture_output=True, text=True, cwd=copy)
+        assert planned_runs(dry.stdout + dry.stderr)[0] == ["mi-simple"], dry.stdout[-3000:]
+        subprocess.run(base + ["--cores", "1"], check=True, capture_output=True, cwd=copy)
+    finally:
+        if not (copy / method).is_file() or (copy / method).stat().st_size == 100:
+            (copy / method).write_bytes(good)
+    timing = ["fit_seconds", "fit_cpu_seconds", "predict_seconds", "predict_cpu_seconds"]
+    pd.testing.assert_frame_equal(pd.read_parquet(copy / TARGET).drop(columns=timing),
+                                  before.drop(columns=timing))
+    again = subprocess.run(base + ["-n"], capture_output=True, text=True, cwd=copy)
+    assert "Nothing to be done" in again.stdout + again.stderr

@@ -208,8 +208,12 @@ def stage_code(wildcards):
 
 
 def all_targets():
+    """The default target: every experiment's outputs, and its method files by name, so a
+    deleted method file is remade by a plain `snakemake` (Snakemake remakes a missing file
+    only when it is a target or the job reading it runs anyway), with the scores over it."""
     out = []
     for exp in EXPERIMENTS:
+        out += run_files(exp)
         out += [f"results/{exp}/scores.parquet", f"results/{exp}/summary.csv",
                 f"results/{exp}/stats", f"results/{exp}/figures",
                 f"results/{exp}/reproduction.csv"]

@@ -7,14 +7,19 @@
 ``meta.json``          source, sha256 of raw inputs, shapes, views, creation parameters
 
 Writes go to a temporary directory that is renamed into place, so a failed write never leaves a
-half-written dataset behind.
+half-written dataset behind.  The swap holds an exclusive ``flock`` on ``.<name>.lock`` beside
+the store and a read a shared one, so two runs in one directory (``--nolock``) that build the
+same store at once leave one whole store, and a read never sees a swap half-done.
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
 import tempfile
+import uuid
 from pathlib import Path
 
 import numpy as np
@@ -60,13 +65,58 @@ def write_bags(bags: Bags, outdir, extra_meta=None):
                     views={k: [int(a), int(b)] for k, (a, b) in bags.views.items()},
                     view_order=list(bags.views))
         (tmp / "meta.json").write_text(json.dumps(meta, indent=2, sort_keys=True, default=str))
-        if outdir.exists():
-            shutil.rmtree(outdir)
-        os.replace(tmp, outdir)
+        old = tmp.with_name(tmp.name + ".old")
+        with store_lock(outdir, shared=False):
+            if outdir.exists():
+                os.replace(outdir, old)
+            try:
+                os.replace(tmp, outdir)
+            except BaseException:
+                if old.exists():
+                    os.replace(old, outdir)
+                raise
+        shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     return outdir
+
+
+@contextlib.contextmanager
+def store_lock(store, shared):
+    """``flock`` on ``.<name>.lock`` beside a store: exclusive for the writer's swap (the file
+    made if absent), shared for a reader.  None where a reader cannot open the file (no writer
+    ever made it: a store written by hand, a read-only folder) or the file system has no
+    ``flock`` (Lustre mounted without it): the swap is then two renames, unguarded."""
+    lock = Path(store).parent / f".{Path(store).name}.lock"
+    try:
+        fd = os.open(lock, os.O_RDONLY if shared else os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        if not shared:
+            raise
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        except OSError:                   # ENOLCK, EOPNOTSUPP, ENOSYS: no locks here
+            pass
+        yield
+    finally:
+        os.close(fd)
+
+
+def write_frame(frame, path):
+    """A DataFrame to Parquet at ``path`` through a temporary file beside it, renamed into place:
+    a reader, or a second writer of the same file, never sees it half-written."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:12]}.tmp")
+    try:
+        frame.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def _check_store(indir):
@@ -91,6 +141,11 @@ def read_bags(indir, views=None) -> Bags:
     """Read a dataset directory; ``views`` restricts to some named views (column groups).
     Raises :class:`StoreError` naming the file for a missing, truncated or malformed store."""
     indir = Path(indir)
+    with store_lock(indir, shared=True):
+        return _read_bags(indir, views)
+
+
+def _read_bags(indir, views):
     _check_store(indir)
     try:
         meta = json.loads((indir / "meta.json").read_text())

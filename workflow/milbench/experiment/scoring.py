@@ -144,20 +144,29 @@ def score_row(est, train, test, method, experiment, dataset, repeat, fold, ratio
     return row
 
 
+def recompute_hint(f):
+    """What brings a method file back: the default target remakes a missing method file (it
+    names every one) and the scores over it; a target such as scores.parquet alone does not."""
+    return (f"to recompute that method: rm {f} && snakemake --cores N (the same command with "
+            f"your --configfile and no target)")
+
+
 def check_run_files(run_files):
     """Read every method file whole; a missing column or an unreadable (truncated, corrupt) file
-    is a ValueError naming it. Returns a DataFrame (file, rows)."""
+    is a ValueError naming it and the commands that recompute it. Returns a DataFrame
+    (file, rows)."""
     rows = []
     for f in run_files:
         try:
             table = pq.read_table(f)
         except Exception as e:
             raise ValueError(f"{f}: cannot read the method's rows ({type(e).__name__}: {e}); "
-                             f"delete it and rerun to recompute that method") from e
+                             f"{recompute_hint(f)}") from e
         missing = [c for c in RUN_COLUMNS if c not in table.column_names]
         if missing or table.num_rows == 0:
             raise ValueError(f"{f}: expected rows with columns {list(RUN_COLUMNS)}; "
-                             f"found {table.num_rows} rows, missing {missing}")
+                             f"found {table.num_rows} rows, missing {missing}; "
+                             f"{recompute_hint(f)}")
         rows.append((str(f), table.num_rows))
     return pd.DataFrame(rows, columns=["file", "rows"])
 
