@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from milbench.classifiers.odm import as_sparse_if_sparse, kernel_matrix
+from milbench.classifiers.odm import as_sparse_if_sparse, kernel_matrix, memory_limit_error
 from milbench.data.bags import stack
 from milbench.utils.cache import CACHE, fingerprint, memory_limit
 
@@ -51,7 +51,8 @@ def _sqdist(A, B, aa, bb):
     return d
 
 
-BLOCK_BYTES = 256 * 2**20  # one distance block of _bag_min (reduceat adds about as much again)
+BLOCK_BYTES = 256 * 2**20  # one distance block of _bag_min ("min": rows from this bound)
+SPARSE_BLOCK_FACTOR = 2.5  # CSR products: the sparse product (≤ 12 bytes an entry) + dense copy
 
 
 def _min_rows(block_rows, n_b_instances):
@@ -70,27 +71,44 @@ def _bag_blocks(off, block_rows):
         s = e
 
 
-def _bag_min(XA, aa, offA, XB, bb, offB, block_rows):
+def _row_blocks(off, block_rows, split):
+    """:func:`_bag_blocks`; with ``split``, a bag of more than ``block_rows`` instances comes
+    in chunks of ``block_rows`` rows, each yielded as (bag, bag + 1, first row, end row)."""
+    for s, e, r0, r1 in _bag_blocks(off, block_rows):
+        if split and r1 - r0 > block_rows:          # one bag (_bag_blocks groups up to rows)
+            for c in range(r0, r1, block_rows):
+                yield s, e, c, min(c + block_rows, r1)
+        else:
+            yield s, e, r0, r1
+
+
+def _bag_min(XA, aa, offA, XB, bb, offB, block_rows, split=False):
     """(n_A, n_B) minimal Hausdorff distances without the N_A × n_B table: each block of
-    whole A bags is reduced over B's bags, then over its own bags, at once."""
-    out = np.empty((len(offA) - 1, len(offB) - 1))
-    for s, e, r0, r1 in _bag_blocks(offA, _min_rows(block_rows, XB.shape[0])):
+    whole A bags is reduced over B's bags, then over its own bags, at once (a chunk of one
+    bag's rows: into the minimum of its earlier chunks — exact, min is order-free)."""
+    out = np.full((len(offA) - 1, len(offB) - 1), np.inf)
+    for s, e, r0, r1 in _row_blocks(offA, block_rows, split):
         d = _sqdist(XA[r0:r1], XB, aa[r0:r1], bb)
-        out[s:e] = np.minimum.reduceat(np.minimum.reduceat(d, offB[:-1], axis=1),
-                                       offA[s:e] - r0, axis=0)
+        m = np.minimum.reduceat(np.minimum.reduceat(d, offB[:-1], axis=1),
+                                np.maximum(offA[s:e] - r0, 0), axis=0)
+        np.minimum(out[s:e], m, out=out[s:e])
     return np.sqrt(out, out=out)
 
 
-def _self_bag_min(X, aa, off, block_rows):
+def _self_bag_min(X, aa, off, block_rows, split=False):
     """Symmetric (n, n) minimal Hausdorff table of one bag set: each block of whole bags
-    against itself and the bags after it (half the products of :func:`_bag_min`), mirrored."""
+    (or chunk of one bag) against its bags and the bags after them (half the products of
+    :func:`_bag_min`), mirrored once a block's bags are complete."""
     n = len(off) - 1
-    out = np.empty((n, n))
-    for s, e, r0, r1 in _bag_blocks(off, _min_rows(block_rows, X.shape[0])):
-        d = _sqdist(X[r0:r1], X[r0:], aa[r0:r1], aa[r0:])
-        out[s:e, s:] = np.minimum.reduceat(np.minimum.reduceat(d, off[s:-1] - r0, axis=1),
-                                           off[s:e] - r0, axis=0)
-        out[e:, s:e] = out[s:e, e:].T
+    out = np.full((n, n), np.inf)
+    for s, e, r0, r1 in _row_blocks(off, block_rows, split):
+        c0 = off[s]
+        d = _sqdist(X[r0:r1], X[c0:], aa[r0:r1], aa[c0:])
+        m = np.minimum.reduceat(np.minimum.reduceat(d, off[s:-1] - c0, axis=1),
+                                np.maximum(off[s:e] - r0, 0), axis=0)
+        np.minimum(out[s:e, s:], m, out=out[s:e, s:])
+        if r1 == off[e]:
+            out[e:, s:e] = out[s:e, e:].T
     return np.sqrt(out, out=out)
 
 
@@ -103,14 +121,18 @@ def _instance_to_bag_min(XA, aa, XB, bb, offB, block_rows):
     return np.sqrt(out, out=out)
 
 
-def _self_instance_to_bag_min(X, aa, off, block_rows):
-    """Symmetric case: only blocks on and above the diagonal, row blocks aligned to bags."""
-    out = np.empty((X.shape[0], len(off) - 1))
-    for s, e, r0, r1 in _bag_blocks(off, block_rows):
-        d = _sqdist(X[r0:r1], X[r0:], aa[r0:r1], aa[r0:])
-        out[r0:r1, s:] = np.minimum.reduceat(d, off[s:-1] - r0, axis=1)
-        if r1 < X.shape[0]:  # instances after the block vs this block's bags (mirror part)
-            out[r1:, s:e] = np.minimum.reduceat(d[:, r1 - r0:], off[s:e] - r0, axis=0).T
+def _self_instance_to_bag_min(X, aa, off, block_rows, split=False):
+    """Symmetric case: only blocks on and above the diagonal, row blocks aligned to bags (or
+    chunks of one bag, whose mirror part is reduced into the minimum of the earlier chunks)."""
+    N = X.shape[0]
+    out = np.full((N, len(off) - 1), np.inf)
+    for s, e, r0, r1 in _row_blocks(off, block_rows, split):
+        c0, r_end = off[s], off[e]
+        d = _sqdist(X[r0:r1], X[c0:], aa[r0:r1], aa[c0:])
+        out[r0:r1, s:] = np.minimum.reduceat(d, off[s:-1] - c0, axis=1)
+        if r_end < N:  # instances after the block's bags vs its bags (mirror part)
+            m = np.minimum.reduceat(d[:, r_end - c0:], np.maximum(off[s:e] - r0, 0), axis=0).T
+            np.minimum(out[r_end:, s:e], m, out=out[r_end:, s:e])
     return np.sqrt(out, out=out)
 
 
@@ -118,11 +140,47 @@ def bag_distances(bags_a, bags_b=None, metric="min", block_rows=4096, max_bytes=
     """(n_a, n_b) matrix of Hausdorff distances between two bag lists (or a bag list with itself).
 
     ``block_rows`` bounds the temporary block (block_rows × N_b float64); ``max_bytes`` (None:
-    min(8 GiB, :func:`memory_limit`)) bounds the whole computation.
+    min(8 GiB, :func:`memory_limit`)) bounds the whole computation (see :func:`_plan`).
     """
     XA, offA = stack(bags_a)
     XB, offB = (None, None) if bags_b is None else stack(bags_b)
     return stacked_bag_distances(XA, offA, XB, offB, metric, block_rows, max_bytes)
+
+
+def _plan(offA, offB, same, metric, block_rows, max_bytes, sparse):
+    """(rows, split) of the row blocks: the default blocks (``block_rows``; "min": at most
+    BLOCK_BYTES of distances, whole bags) when their real peak — the result and per-instance
+    tables plus the largest block, (its rows) × (the instances it is compared with) — fits
+    ``max_bytes``; else the rows that fit, a bag larger than that split into chunks; else
+    :class:`~milbench.classifiers.odm.MemoryLimitError` when not even one row fits."""
+    NA, NB = int(offA[-1]), int(offB[-1])
+    nA, nB = len(offA) - 1, len(offB) - 1
+    per = 8 * (SPARSE_BLOCK_FACTOR if sparse else 1)          # bytes per block entry
+    if metric == "min":
+        fixed = 8 * nA * nB
+        rows, cols = _min_rows(block_rows, NB), NB
+    else:   # rowmin (+ colmin) tables, then the two reduced tables and the result
+        fixed = 8 * (NA * nB + (0 if same else NB * nA) + 3 * nA * nB)
+        rows, cols = block_rows, max(NA, NB)
+    if same:
+        block = max(((r1 - r0) * (NA - r0) for _, _, r0, r1 in _bag_blocks(offA, rows)),
+                    default=0)
+    elif metric == "min":
+        block = max((r1 - r0 for _, _, r0, r1 in _bag_blocks(offA, rows)), default=0) * NB
+    else:
+        block = max(min(rows, NA) * NB, min(rows, NB) * NA)   # rowmin, colmin blocks
+    if fixed + per * block <= max_bytes:
+        return rows, False
+    fit = int((max_bytes - fixed) // (per * max(cols, 1)))
+    if fit < 1:
+        big = offA if np.diff(offA).max(initial=0) >= np.diff(offB).max(initial=0) else offB
+        raise memory_limit_error(
+            f"bag_distances: {nA} × {nB} bags ({NA} × {NB} instances, metric {metric!r})",
+            fixed + per * cols, max_bytes, big,
+            "Raise max_bytes (default min(8 GiB, MILBENCH_MAX_MEMORY_GB or the SLURM job's "
+            "memory / MemAvailable)), run on a node / SLURM job with more memory, or pass "
+            "fewer bags at a time (rows of the result are independent)")
+    return min(rows, fit), True
 
 
 def stacked_bag_distances(XA, offA, XB=None, offB=None, metric="min", block_rows=4096,
@@ -133,42 +191,29 @@ def stacked_bag_distances(XA, offA, XB=None, offB=None, metric="min", block_rows
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
     XA = np.asarray(XA, dtype=float)
     aa = np.einsum("ij,ij->i", XA, XA)
-    nA = len(offA) - 1
     if XB is None:
         XB, offB, bb = XA, offA, aa
     else:
         XB = np.asarray(XB, dtype=float)
         bb = np.einsum("ij,ij->i", XB, XB)
-    nB = len(offB) - 1
     same = XB is XA
     XA = as_sparse_if_sparse(XA)          # products through CSR on sparse data (WebKB TF-IDF)
     XB = XA if same else as_sparse_if_sparse(XB)
     if sp.issparse(XA) != sp.issparse(XB):
         XA, XB = (M.toarray() if sp.issparse(M) else M for M in (XA, XB))
-    if metric == "min":
-        need = 8 * (nA * nB
-                    + 2 * min(_min_rows(block_rows, XB.shape[0]), XA.shape[0]) * XB.shape[0])
-    else:
-        need = 8 * (XA.shape[0] * nB + (XB.shape[0] * nA if not same else 0) + nA * nB
-                    + 2 * min(block_rows, XA.shape[0]) * XB.shape[0])
     if max_bytes is None:
         max_bytes = min(DEFAULT_MAX_BYTES, memory_limit() or DEFAULT_MAX_BYTES)
-    if need > max_bytes:
-        raise MemoryError(
-            f"bag_distances: {nA} × {nB} bags ({XA.shape[0]} × {XB.shape[0]} instances, metric "
-            f"{metric!r}) need {need / 2**30:.1f} GiB but the limit is {max_bytes / 2**30:.1f} "
-            "GiB (max_bytes: min(8 GiB, SLURM job memory, MemAvailable)); pass fewer bags at a "
-            "time (rows of the result are independent), run on a node / SLURM job with more "
-            "memory, or raise max_bytes (MILBENCH_MAX_MEMORY_GB)")
+    rows, split = _plan(np.asarray(offA), np.asarray(offB), same, metric, block_rows,
+                        max_bytes, sp.issparse(XA))
     if metric == "min":
         if same:
-            return _self_bag_min(XA, aa, offA, block_rows)
-        return _bag_min(XA, aa, offA, XB, bb, offB, block_rows)
+            return _self_bag_min(XA, aa, offA, rows, split)
+        return _bag_min(XA, aa, offA, XB, bb, offB, rows, split)
     if same:
-        rowmin = colmin = _self_instance_to_bag_min(XA, aa, offA, block_rows)
+        rowmin = colmin = _self_instance_to_bag_min(XA, aa, offA, rows, split)
     else:
-        rowmin = _instance_to_bag_min(XA, aa, XB, bb, offB, block_rows)
-        colmin = _instance_to_bag_min(XB, bb, XA, aa, offA, block_rows)
+        rowmin = _instance_to_bag_min(XA, aa, XB, bb, offB, rows)
+        colmin = _instance_to_bag_min(XB, bb, XA, aa, offA, rows)
     if metric == "max":
         ab = np.maximum.reduceat(rowmin, offA[:-1], axis=0)       # max_a min_b
         ba = np.maximum.reduceat(colmin, offB[:-1], axis=0).T     # max_b min_a

@@ -79,6 +79,22 @@ ODM_CONSTRAINTS = {
 }
 
 
+class MemoryLimitError(MemoryError):
+    """A computation's estimated peak memory is over the limit it may use."""
+
+
+def memory_limit_error(what, need, limit, offsets, setting):
+    """:class:`MemoryLimitError` for ``what`` (the computation and its sizes), estimated to
+    peak at ``need`` bytes over ``limit``, naming the data set's largest bag (from the stacked
+    bag ``offsets``) and ``setting``, what to change."""
+    sizes = np.diff(np.asarray(offsets))
+    big = int(np.argmax(sizes)) if len(sizes) else 0
+    largest = (f"its largest bag is bag {big} with {int(sizes[big])} instances "
+               f"({len(sizes)} bags, {int(sizes.sum())} instances)") if len(sizes) else "no bags"
+    return MemoryLimitError(f"{what}: needs about {need / 2**30:.2f} GiB at its peak but the "
+                            f"limit is {limit / 2**30:.2f} GiB; {largest}. {setting}")
+
+
 def as_sparse_if_sparse(X):
     """X as a CSR matrix when at most ``SPARSE_MAX_DENSITY`` of its entries are non-zero (the
     TF-IDF passages of WebKB: ~1 %), else X itself."""
