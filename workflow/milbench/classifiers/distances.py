@@ -147,40 +147,51 @@ def bag_distances(bags_a, bags_b=None, metric="min", block_rows=4096, max_bytes=
     return stacked_bag_distances(XA, offA, XB, offB, metric, block_rows, max_bytes)
 
 
+def largest_block(off, block_rows, cols, triangular=False):
+    """Entries of the largest row block of :func:`_bag_blocks`: its rows × ``cols`` (the
+    instances it is compared with; ``triangular``: those from its first row on)."""
+    return max(((r1 - r0) * (cols - (r0 if triangular else 0))
+                for _, _, r0, r1 in _bag_blocks(off, block_rows)), default=0)
+
+
+def block_plan(block_rows, block, cols, fixed, per, max_bytes, offsets, what, setting):
+    """(rows, split) of a blocked computation whose default blocks of ``block_rows`` peak at
+    ``fixed`` bytes (results) + ``per`` bytes × ``block`` entries (its largest block): the
+    default when that fits ``max_bytes`` (None: no limit); else the rows of ``cols`` entries
+    that fit, with ``split`` (bags larger than that are split into chunks of rows); else
+    :class:`~milbench.classifiers.odm.MemoryLimitError` naming ``what``, the largest bag of
+    ``offsets`` and ``setting``."""
+    if max_bytes is None or fixed + per * block <= max_bytes:
+        return block_rows, False
+    fit = int((max_bytes - fixed) // (per * max(cols, 1)))
+    if fit < 1:
+        raise memory_limit_error(what, fixed + per * cols, max_bytes, offsets, setting)
+    return min(block_rows, fit), True
+
+
 def _plan(offA, offB, same, metric, block_rows, max_bytes, sparse):
-    """(rows, split) of the row blocks: the default blocks (``block_rows``; "min": at most
-    BLOCK_BYTES of distances, whole bags) when their real peak — the result and per-instance
-    tables plus the largest block, (its rows) × (the instances it is compared with) — fits
-    ``max_bytes``; else the rows that fit, a bag larger than that split into chunks; else
-    :class:`~milbench.classifiers.odm.MemoryLimitError` when not even one row fits."""
+    """(rows, split) of the row blocks (:func:`block_plan`): the default blocks (``block_rows``;
+    "min": at most BLOCK_BYTES of distances, whole bags) when their real peak — the result and
+    per-instance tables plus the largest block, (its rows) × (the instances it is compared
+    with) — fits ``max_bytes``; else smaller blocks, a large bag split into chunks of rows."""
     NA, NB = int(offA[-1]), int(offB[-1])
     nA, nB = len(offA) - 1, len(offB) - 1
-    per = 8 * (SPARSE_BLOCK_FACTOR if sparse else 1)          # bytes per block entry
     if metric == "min":
         fixed = 8 * nA * nB
         rows, cols = _min_rows(block_rows, NB), NB
+        block = largest_block(offA, rows, NB, same)
     else:   # rowmin (+ colmin) tables, then the two reduced tables and the result
         fixed = 8 * (NA * nB + (0 if same else NB * nA) + 3 * nA * nB)
         rows, cols = block_rows, max(NA, NB)
-    if same:
-        block = max(((r1 - r0) * (NA - r0) for _, _, r0, r1 in _bag_blocks(offA, rows)),
-                    default=0)
-    elif metric == "min":
-        block = max((r1 - r0 for _, _, r0, r1 in _bag_blocks(offA, rows)), default=0) * NB
-    else:
-        block = max(min(rows, NA) * NB, min(rows, NB) * NA)   # rowmin, colmin blocks
-    if fixed + per * block <= max_bytes:
-        return rows, False
-    fit = int((max_bytes - fixed) // (per * max(cols, 1)))
-    if fit < 1:
-        big = offA if np.diff(offA).max(initial=0) >= np.diff(offB).max(initial=0) else offB
-        raise memory_limit_error(
-            f"bag_distances: {nA} × {nB} bags ({NA} × {NB} instances, metric {metric!r})",
-            fixed + per * cols, max_bytes, big,
-            "Raise max_bytes (default min(8 GiB, MILBENCH_MAX_MEMORY_GB or the SLURM job's "
-            "memory / MemAvailable)), run on a node / SLURM job with more memory, or pass "
-            "fewer bags at a time (rows of the result are independent)")
-    return min(rows, fit), True
+        block = largest_block(offA, rows, NA, True) if same else \
+            max(min(rows, NA) * NB, min(rows, NB) * NA)           # rowmin, colmin blocks
+    big = offA if np.diff(offA).max(initial=0) >= np.diff(offB).max(initial=0) else offB
+    return block_plan(
+        rows, block, cols, fixed, 8 * (SPARSE_BLOCK_FACTOR if sparse else 1), max_bytes, big,
+        f"bag_distances: {nA} × {nB} bags ({NA} × {NB} instances, metric {metric!r})",
+        "Raise max_bytes (default min(8 GiB, MILBENCH_MAX_MEMORY_GB or the SLURM job's "
+        "memory / MemAvailable)), run on a node / SLURM job with more memory, or pass fewer "
+        "bags at a time (rows of the result are independent)")
 
 
 def stacked_bag_distances(XA, offA, XB=None, offB=None, metric="min", block_rows=4096,
