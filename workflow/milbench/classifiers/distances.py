@@ -32,7 +32,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from milbench.classifiers.odm import as_sparse_if_sparse, kernel_matrix, memory_limit_error
+from milbench.classifiers.odm import (
+    SPARSE_PRODUCT_FACTOR,
+    as_sparse_if_sparse,
+    kernel_matrix,
+    memory_limit_error,
+)
 from milbench.data.bags import stack
 from milbench.utils.cache import CACHE, fingerprint, memory_limit
 
@@ -52,7 +57,6 @@ def _sqdist(A, B, aa, bb):
 
 
 BLOCK_BYTES = 256 * 2**20  # one distance block of _bag_min ("min": rows from this bound)
-SPARSE_BLOCK_FACTOR = 2.5  # CSR products: the sparse product (≤ 12 bytes an entry) + dense copy
 
 
 def _min_rows(block_rows, n_b_instances):
@@ -187,7 +191,7 @@ def _plan(offA, offB, same, metric, block_rows, max_bytes, sparse):
             max(min(rows, NA) * NB, min(rows, NB) * NA)           # rowmin, colmin blocks
     big = offA if np.diff(offA).max(initial=0) >= np.diff(offB).max(initial=0) else offB
     return block_plan(
-        rows, block, cols, fixed, 8 * (SPARSE_BLOCK_FACTOR if sparse else 1), max_bytes, big,
+        rows, block, cols, fixed, 8 * (SPARSE_PRODUCT_FACTOR if sparse else 1), max_bytes, big,
         f"bag_distances: {nA} × {nB} bags ({NA} × {NB} instances, metric {metric!r})",
         "Raise max_bytes (default min(8 GiB, MILBENCH_MAX_MEMORY_GB or the SLURM job's "
         "memory / MemAvailable)), run on a node / SLURM job with more memory, or pass fewer "

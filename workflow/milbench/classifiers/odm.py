@@ -63,6 +63,8 @@ from milbench.base import (
 from milbench.utils.cache import CACHE, fingerprint, matrix_fingerprint
 
 KERNELS = ("rbf", "linear")
+SPARSE_PRODUCT_FACTOR = 2.5   # kernel_matrix through CSR: the sparse product (≤ 12 bytes an
+                              # entry) and its dense copy, over the float64 result's bytes
 SPARSE_MAX_DENSITY = 0.05     # kernel products through CSR below this fraction of non-zeros
 
 # the parameters of Eq. 18 and of the solver, shared by ODM and MIORDM
@@ -154,7 +156,10 @@ def packed_size(n):
     return n * (n + 1) // 2
 
 
-def packed_kernel(Zs, kernel="rbf", gamma=1.0, norms=None, block_bytes=64 * 2**20):
+PACKED_BLOCK_BYTES = 64 * 2**20   # a row block of packed_kernel
+
+
+def packed_kernel(Zs, kernel="rbf", gamma=1.0, norms=None, block_bytes=PACKED_BLOCK_BYTES):
     """Lower triangle of K(Z, Z), rows packed one after another (row i: K[i, :i+1]) — the
     symmetric kernel in half the memory, built from row blocks of :func:`kernel_matrix` at
     most ``block_bytes`` each.  With a CSR ``Zs`` every entry is the number the per-block
