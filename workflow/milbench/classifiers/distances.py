@@ -15,11 +15,17 @@ odm.SPARSE_MAX_DENSITY non-zero, e.g. the WebKB TF-IDF passages) the products go
 the same table to round-off (a Citation-kNN fit on WebKB faculty 2.6× faster,
 benchmarks/methods/bench_miordm.py --baselines).
 
-Memory: "min" needs the n_a × n_b result plus one block of block_rows × N_b float64 (blocks
-of whole bags are reduced at once); "max"/"avg" also an N_a × n_b per-instance table.
-:func:`bag_distances` refuses inputs that exceed ``max_bytes`` -- by default the smaller of
-8 GiB and the memory this process may use (SLURM_MEM_PER_NODE, MemAvailable) -- with a clear
-error, instead of a bare numpy MemoryError or the OOM killer.
+Memory: "min" needs the n_a × n_b result plus one block of distances at a time, (its rows) ×
+(the instances it is compared with) float64 (2.5× that through CSR); "max"/"avg" also the
+N_a × n_b (and N_b × n_a) per-instance tables.  The default blocks (``block_rows``; "min": at
+most BLOCK_BYTES, but never less than one bag) are kept when their real peak fits ``max_bytes``
+-- by default the smaller of 8 GiB and :func:`~milbench.utils.cache.memory_limit` (the SLURM
+job's memory, MemAvailable or MILBENCH_MAX_MEMORY_GB).  Otherwise the blocks take the rows that
+fit, a larger bag split into chunks of rows whose minima are reduced across chunks (exactly;
+the distances agree with the default blocks' to BLAS round-off, whose summation order depends
+on a block's shape, as between default blocks of two sizes); when not even one row fits, a
+:class:`~milbench.classifiers.odm.MemoryLimitError` names the largest bag, the estimate, the
+limit and ``max_bytes``.
 
 :func:`stacked_bag_distances` takes stacked instances and bag offsets (no bag lists: HyDR-MI's
 Citation-kNN fitness builds one table per feature subset).  :func:`cached_bag_distances` is
@@ -96,6 +102,7 @@ def _bag_min(XA, aa, offA, XB, bb, offB, block_rows, split=False):
         m = np.minimum.reduceat(np.minimum.reduceat(d, offB[:-1], axis=1),
                                 np.maximum(offA[s:e] - r0, 0), axis=0)
         np.minimum(out[s:e], m, out=out[s:e])
+        del d                  # before the next block: one block at a time
     return np.sqrt(out, out=out)
 
 
@@ -113,6 +120,7 @@ def _self_bag_min(X, aa, off, block_rows, split=False):
         np.minimum(out[s:e, s:], m, out=out[s:e, s:])
         if r1 == off[e]:
             out[e:, s:e] = out[s:e, e:].T
+        del d
     return np.sqrt(out, out=out)
 
 
@@ -122,6 +130,7 @@ def _instance_to_bag_min(XA, aa, XB, bb, offB, block_rows):
     for s in range(0, XA.shape[0], block_rows):
         d = _sqdist(XA[s:s + block_rows], XB, aa[s:s + block_rows], bb)
         out[s:s + block_rows] = np.minimum.reduceat(d, offB[:-1], axis=1)
+        del d
     return np.sqrt(out, out=out)
 
 
@@ -137,6 +146,7 @@ def _self_instance_to_bag_min(X, aa, off, block_rows, split=False):
         if r_end < N:  # instances after the block's bags vs its bags (mirror part)
             m = np.minimum.reduceat(d[:, r_end - c0:], np.maximum(off[s:e] - r0, 0), axis=0).T
             np.minimum(out[r_end:, s:e], m, out=out[r_end:, s:e])
+        del d
     return np.sqrt(out, out=out)
 
 

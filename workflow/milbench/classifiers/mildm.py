@@ -79,6 +79,7 @@ def bag_similarity_mapping(X, offsets, P, gamma, block_cols=1024, x_norms=None, 
         d = x_norms[:, None] + p_norms[None, s:e] - 2.0 * kernel_matrix(X, P[s:e], "linear")
         np.maximum(d, 0.0, out=d)
         out[:, s:e] = np.minimum.reduceat(d, offsets[:-1], axis=0)
+        del d                  # before the next block: one block at a time
     np.multiply(out, -gamma, out=out)
     return np.exp(out, out=out)
 

@@ -56,6 +56,10 @@ K(R, R) (Eq. 27) and K(X, R_sv) (Eq. 32).  Three ways to get them, the same mode
   square kernel once per training set, cached likewise;
 * otherwise every round computes its own blocks (on musk2, 5177 rows, one full dense kernel
   costs more than a whole fit's per-round blocks; benchmarks/methods/bench_miordm.py --cache).
+Memory (:func:`kernel_room`): the per-round blocks — K(R, R), H and the solver's copies (3 of
+n × n) and K(X, R_sv) (N × n) — must fit :func:`memory_limit`, else a
+:class:`~milbench.classifiers.odm.MemoryLimitError` names the largest bag; the cached kernel
+takes only the room left (the packed one with its 2 × 64 MiB of build blocks).
 """
 from __future__ import annotations
 

@@ -16,7 +16,12 @@ The Gram matrix is computed without per-bag-pair loops: stacking all instances a
 S for the (n_bags × n_instances) 0/1 bag-indicator matrix, K_set = S K_inst Sᵀ.  We never form
 S: instance-kernel blocks (aligned to bag boundaries, at most ``block_rows`` instance rows each)
 are reduced with ``np.add.reduceat`` over bag offsets on both axes, which is exactly S·K·Sᵀ.
-The bag Gram matrix goes to scikit-learn ``SVC(kernel="precomputed")``.
+The bag Gram matrix goes to scikit-learn ``SVC(kernel="precomputed")``.  Memory: one block of
+(its rows) × (the other side's instances) at a time, never less than one bag; when that block
+(counted twice, for the pairwise kernel's temporaries) and the result are over
+:func:`~milbench.utils.cache.memory_limit`, the blocks take fewer rows and a larger bag is
+summed over chunks of its rows (the same sums in another order: round-off), or a
+:class:`~milbench.classifiers.odm.MemoryLimitError` names the largest bag and the setting.
 
 Instance kernels (scikit-learn conventions): rbf exp(−γ‖x−y‖²), poly (γ⟨x,y⟩ + coef0)^degree;
 ``gamma=None`` means 1/n_features.  Gärtner's optional power p on k is not a parameter: for the
@@ -133,6 +138,7 @@ def set_kernel_self(bags, kernel, block_rows=2048):
         K = kernel(X[r0:r1], X[c0:c1])
         K *= ridx[:, None] == cidx[None, :]
         sums = np.bincount(ridx, weights=K.sum(1), minlength=e - s)
+        del K                  # before the next block: one block at a time
         if r0 == c0:
             out[s:e] = sums
         else:                                          # a later chunk of bag s's rows
