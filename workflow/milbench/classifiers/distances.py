@@ -69,7 +69,7 @@ def _min_rows(block_rows, n_b_instances):
     return max(1, min(block_rows, BLOCK_BYTES // (8 * n_b_instances)))
 
 
-def _bag_blocks(off, block_rows):
+def bag_blocks(off, block_rows):
     """Consecutive blocks of whole bags of about ``block_rows`` instances (at least one bag):
     yields (first bag, end bag, first row, end row)."""
     n = len(off) - 1
@@ -81,11 +81,11 @@ def _bag_blocks(off, block_rows):
         s = e
 
 
-def _row_blocks(off, block_rows, split):
-    """:func:`_bag_blocks`; with ``split``, a bag of more than ``block_rows`` instances comes
+def row_blocks(off, block_rows, split):
+    """:func:`bag_blocks`; with ``split``, a bag of more than ``block_rows`` instances comes
     in chunks of ``block_rows`` rows, each yielded as (bag, bag + 1, first row, end row)."""
-    for s, e, r0, r1 in _bag_blocks(off, block_rows):
-        if split and r1 - r0 > block_rows:          # one bag (_bag_blocks groups up to rows)
+    for s, e, r0, r1 in bag_blocks(off, block_rows):
+        if split and r1 - r0 > block_rows:          # one bag (bag_blocks groups up to rows)
             for c in range(r0, r1, block_rows):
                 yield s, e, c, min(c + block_rows, r1)
         else:
@@ -97,7 +97,7 @@ def _bag_min(XA, aa, offA, XB, bb, offB, block_rows, split=False):
     whole A bags is reduced over B's bags, then over its own bags, at once (a chunk of one
     bag's rows: into the minimum of its earlier chunks — exact, min is order-free)."""
     out = np.full((len(offA) - 1, len(offB) - 1), np.inf)
-    for s, e, r0, r1 in _row_blocks(offA, block_rows, split):
+    for s, e, r0, r1 in row_blocks(offA, block_rows, split):
         d = _sqdist(XA[r0:r1], XB, aa[r0:r1], bb)
         m = np.minimum.reduceat(np.minimum.reduceat(d, offB[:-1], axis=1),
                                 np.maximum(offA[s:e] - r0, 0), axis=0)
@@ -112,7 +112,7 @@ def _self_bag_min(X, aa, off, block_rows, split=False):
     :func:`_bag_min`), mirrored once a block's bags are complete."""
     n = len(off) - 1
     out = np.full((n, n), np.inf)
-    for s, e, r0, r1 in _row_blocks(off, block_rows, split):
+    for s, e, r0, r1 in row_blocks(off, block_rows, split):
         c0 = off[s]
         d = _sqdist(X[r0:r1], X[c0:], aa[r0:r1], aa[c0:])
         m = np.minimum.reduceat(np.minimum.reduceat(d, off[s:-1] - c0, axis=1),
@@ -139,7 +139,7 @@ def _self_instance_to_bag_min(X, aa, off, block_rows, split=False):
     chunks of one bag, whose mirror part is reduced into the minimum of the earlier chunks)."""
     N = X.shape[0]
     out = np.full((N, len(off) - 1), np.inf)
-    for s, e, r0, r1 in _row_blocks(off, block_rows, split):
+    for s, e, r0, r1 in row_blocks(off, block_rows, split):
         c0, r_end = off[s], off[e]
         d = _sqdist(X[r0:r1], X[c0:], aa[r0:r1], aa[c0:])
         out[r0:r1, s:] = np.minimum.reduceat(d, off[s:-1] - c0, axis=1)
@@ -162,10 +162,10 @@ def bag_distances(bags_a, bags_b=None, metric="min", block_rows=4096, max_bytes=
 
 
 def largest_block(off, block_rows, cols, triangular=False):
-    """Entries of the largest row block of :func:`_bag_blocks`: its rows × ``cols`` (the
+    """Entries of the largest row block of :func:`bag_blocks`: its rows × ``cols`` (the
     instances it is compared with; ``triangular``: those from its first row on)."""
     return max(((r1 - r0) * (cols - (r0 if triangular else 0))
-                for _, _, r0, r1 in _bag_blocks(off, block_rows)), default=0)
+                for _, _, r0, r1 in bag_blocks(off, block_rows)), default=0)
 
 
 def block_plan(block_rows, block, cols, fixed, per, max_bytes, offsets, what, setting):

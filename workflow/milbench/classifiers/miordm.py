@@ -43,7 +43,7 @@ K(R, R) (Eq. 27) and K(X, R_sv) (Eq. 32).  Three ways to get them, the same mode
   input) and, when its lower triangle fits
   ``PACKED_KERNEL_MAX_BYTES`` (150 MiB, N + n_bags ≤ 6,270; at most a fifth of the cache's
   bound) and the memory left, the whole kernel is computed once, stored packed in float64
-  (odm.packed_kernel; half of the square; built in row blocks of 64 MiB) and kept in :data:`milbench.utils.cache.CACHE` —
+  (odm.packed_kernel; half of the square) and kept in :data:`milbench.utils.cache.CACHE` —
   every candidate of an inner-CV grid (λ, θ, μ leave the kernel unchanged) on the same fold
   reuses it: K(R, R) is gathered from it and K(X, R_sv)·coef is one symmetric packed
   matrix-vector product (BLAS dspmv).  The cache's 768 MiB hold the five inner folds' kernels

@@ -68,7 +68,7 @@ from milbench.base import (
     resolve_gamma,
     warn_cap,
 )
-from milbench.classifiers.odm import as_sparse_if_sparse, memory_limit_error
+from milbench.classifiers.odm import SPARSE_PRODUCT_FACTOR, as_sparse_if_sparse, memory_limit_error
 from milbench.classifiers.set_kernel import C_SCALINGS, scaled_C
 from milbench.data.bags import stack
 from milbench.utils.cache import memory_limit
@@ -198,7 +198,8 @@ class _MISVMBase(MILClassifier):
         pre = len(X) <= cap if self.precompute == "auto" else bool(self.precompute)
         # peak: the n × n kernel (a CSR product and its dense copy: 2.5×) or the kernel and
         # the sub-indexed copies a fit / scoring takes of it (_PRECOMPUTE_COPIES)
-        need = 8 * len(X) ** 2 * max(2.5 if sp.issparse(pool) else 1, self._PRECOMPUTE_COPIES)
+        need = 8 * len(X) ** 2 * max(SPARSE_PRODUCT_FACTOR if sp.issparse(pool) else 1,
+                                     self._PRECOMPUTE_COPIES)
         limit = memory_limit()
         if pre and limit is not None and need > limit:
             if self.precompute != "auto":

@@ -55,7 +55,7 @@ from milbench.base import (
     options,
     resolve_gamma,
 )
-from milbench.classifiers.distances import _bag_blocks, _row_blocks, block_plan, largest_block
+from milbench.classifiers.distances import bag_blocks, block_plan, largest_block, row_blocks
 from milbench.data.bags import stack
 from milbench.utils.cache import memory_limit
 
@@ -87,8 +87,8 @@ def make_instance_kernel(kind, gamma, degree=3, coef0=1.0):
 
 KERNEL_BLOCK_FACTOR = 2   # bytes of an instance-kernel block over its float64 entries, allowing
                           # for a pairwise kernel's temporaries
-SETTING = ("Lower block_rows, raise MILBENCH_MAX_MEMORY_GB (or run on a node / SLURM job with "
-           "more memory), or pass fewer bags at a time")
+SETTING = ("Raise MILBENCH_MAX_MEMORY_GB (or run on a node / SLURM job with more memory), or "
+           "pass fewer bags at a time")
 
 
 def _plan(off, block, cols, fixed, block_rows, what):
@@ -110,7 +110,7 @@ def set_kernel_matrix(bags_a, bags_b, kernel, block_rows=2048):
     rows, split = _plan(offA, largest_block(offA, block_rows, len(XB)), len(XB), out.nbytes,
                         block_rows, f"set kernel: {out.shape[0]} × {out.shape[1]} bags "
                                     f"({len(XA)} × {len(XB)} instances)")
-    for s, e, r0, r1 in _row_blocks(offA, rows, split):
+    for s, e, r0, r1 in row_blocks(offA, rows, split):
         K = kernel(XA[r0:r1], XB)
         K = np.add.reduceat(K, offB[:-1], axis=1)                        # K S_bᵀ
         K = np.add.reduceat(K, np.maximum(offA[s:e] - r0, 0), axis=0)    # S_a (K S_bᵀ)
@@ -128,10 +128,10 @@ def set_kernel_self(bags, kernel, block_rows=2048):
     X = np.asarray(X, dtype=float)
     out = np.empty(len(off) - 1)
     biggest = int(np.diff(off).max(initial=0))
-    block = max(((r1 - r0) ** 2 for _, _, r0, r1 in _bag_blocks(off, block_rows)), default=0)
+    block = max(((r1 - r0) ** 2 for _, _, r0, r1 in bag_blocks(off, block_rows)), default=0)
     rows, split = _plan(off, block, biggest, 0, block_rows,
                         f"set kernel self-similarities: {len(out)} bags ({len(X)} instances)")
-    for s, e, r0, r1 in _row_blocks(off, rows, split):
+    for s, e, r0, r1 in row_blocks(off, rows, split):
         c0, c1 = off[s], off[e]
         cidx = np.repeat(np.arange(e - s), np.diff(off[s:e + 1]))
         ridx = cidx[r0 - c0:r1 - c0]
