@@ -23,6 +23,11 @@ Feature-subset fitness (HyDR-MI's GA, :meth:`CitationKNN.fitness_evaluator`): th
 distance of two bags does not depend on which other bags a fold holds, so one table of all the
 GA's training bags per subset serves every inner fold (sliced), instead of a training and a
 query table per fold.
+
+Memory: the tables are computed in blocks within ``max_bytes`` of
+:func:`~milbench.classifiers.distances.bag_distances` (bags larger than a block split into
+chunks of rows), else a :class:`~milbench.classifiers.odm.MemoryLimitError` names the largest
+bag and the setting.
 """
 from __future__ import annotations
 

@@ -15,11 +15,17 @@ odm.SPARSE_MAX_DENSITY non-zero, e.g. the WebKB TF-IDF passages) the products go
 the same table to round-off (a Citation-kNN fit on WebKB faculty 2.6× faster,
 benchmarks/methods/bench_miordm.py --baselines).
 
-Memory: "min" needs the n_a × n_b result plus one block of block_rows × N_b float64 (blocks
-of whole bags are reduced at once); "max"/"avg" also an N_a × n_b per-instance table.
-:func:`bag_distances` refuses inputs that exceed ``max_bytes`` -- by default the smaller of
-8 GiB and the memory this process may use (SLURM_MEM_PER_NODE, MemAvailable) -- with a clear
-error, instead of a bare numpy MemoryError or the OOM killer.
+Memory: "min" needs the n_a × n_b result plus one block of distances at a time, (its rows) ×
+(the instances it is compared with) float64 (2.5× that through CSR); "max"/"avg" also the
+N_a × n_b (and N_b × n_a) per-instance tables.  The default blocks (``block_rows``; "min": at
+most BLOCK_BYTES, but never less than one bag) are kept when their real peak fits ``max_bytes``
+-- by default the smaller of 8 GiB and :func:`~milbench.utils.cache.memory_limit` (the SLURM
+job's memory, MemAvailable or MILBENCH_MAX_MEMORY_GB).  Otherwise the blocks take the rows that
+fit, a larger bag split into chunks of rows whose minima are reduced across chunks (exactly;
+the distances agree with the default blocks' to BLAS round-off, whose summation order depends
+on a block's shape, as between default blocks of two sizes); when not even one row fits, a
+:class:`~milbench.classifiers.odm.MemoryLimitError` names the largest bag, the estimate, the
+limit and ``max_bytes``.
 
 :func:`stacked_bag_distances` takes stacked instances and bag offsets (no bag lists: HyDR-MI's
 Citation-kNN fitness builds one table per feature subset).  :func:`cached_bag_distances` is
@@ -32,7 +38,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from milbench.classifiers.odm import as_sparse_if_sparse, kernel_matrix
+from milbench.classifiers.odm import (
+    SPARSE_PRODUCT_FACTOR,
+    as_sparse_if_sparse,
+    kernel_matrix,
+    memory_limit_error,
+)
 from milbench.data.bags import stack
 from milbench.utils.cache import CACHE, fingerprint, memory_limit
 
@@ -51,14 +62,14 @@ def _sqdist(A, B, aa, bb):
     return d
 
 
-BLOCK_BYTES = 256 * 2**20  # one distance block of _bag_min (reduceat adds about as much again)
+BLOCK_BYTES = 256 * 2**20  # one distance block of _bag_min ("min": rows from this bound)
 
 
 def _min_rows(block_rows, n_b_instances):
     return max(1, min(block_rows, BLOCK_BYTES // (8 * n_b_instances)))
 
 
-def _bag_blocks(off, block_rows):
+def bag_blocks(off, block_rows):
     """Consecutive blocks of whole bags of about ``block_rows`` instances (at least one bag):
     yields (first bag, end bag, first row, end row)."""
     n = len(off) - 1
@@ -70,27 +81,46 @@ def _bag_blocks(off, block_rows):
         s = e
 
 
-def _bag_min(XA, aa, offA, XB, bb, offB, block_rows):
+def row_blocks(off, block_rows, split):
+    """:func:`bag_blocks`; with ``split``, a bag of more than ``block_rows`` instances comes
+    in chunks of ``block_rows`` rows, each yielded as (bag, bag + 1, first row, end row)."""
+    for s, e, r0, r1 in bag_blocks(off, block_rows):
+        if split and r1 - r0 > block_rows:          # one bag (bag_blocks groups up to rows)
+            for c in range(r0, r1, block_rows):
+                yield s, e, c, min(c + block_rows, r1)
+        else:
+            yield s, e, r0, r1
+
+
+def _bag_min(XA, aa, offA, XB, bb, offB, block_rows, split=False):
     """(n_A, n_B) minimal Hausdorff distances without the N_A × n_B table: each block of
-    whole A bags is reduced over B's bags, then over its own bags, at once."""
-    out = np.empty((len(offA) - 1, len(offB) - 1))
-    for s, e, r0, r1 in _bag_blocks(offA, _min_rows(block_rows, XB.shape[0])):
+    whole A bags is reduced over B's bags, then over its own bags, at once (a chunk of one
+    bag's rows: into the minimum of its earlier chunks — exact, min is order-free)."""
+    out = np.full((len(offA) - 1, len(offB) - 1), np.inf)
+    for s, e, r0, r1 in row_blocks(offA, block_rows, split):
         d = _sqdist(XA[r0:r1], XB, aa[r0:r1], bb)
-        out[s:e] = np.minimum.reduceat(np.minimum.reduceat(d, offB[:-1], axis=1),
-                                       offA[s:e] - r0, axis=0)
+        m = np.minimum.reduceat(np.minimum.reduceat(d, offB[:-1], axis=1),
+                                np.maximum(offA[s:e] - r0, 0), axis=0)
+        np.minimum(out[s:e], m, out=out[s:e])
+        del d                  # before the next block: one block at a time
     return np.sqrt(out, out=out)
 
 
-def _self_bag_min(X, aa, off, block_rows):
+def _self_bag_min(X, aa, off, block_rows, split=False):
     """Symmetric (n, n) minimal Hausdorff table of one bag set: each block of whole bags
-    against itself and the bags after it (half the products of :func:`_bag_min`), mirrored."""
+    (or chunk of one bag) against its bags and the bags after them (half the products of
+    :func:`_bag_min`), mirrored once a block's bags are complete."""
     n = len(off) - 1
-    out = np.empty((n, n))
-    for s, e, r0, r1 in _bag_blocks(off, _min_rows(block_rows, X.shape[0])):
-        d = _sqdist(X[r0:r1], X[r0:], aa[r0:r1], aa[r0:])
-        out[s:e, s:] = np.minimum.reduceat(np.minimum.reduceat(d, off[s:-1] - r0, axis=1),
-                                           off[s:e] - r0, axis=0)
-        out[e:, s:e] = out[s:e, e:].T
+    out = np.full((n, n), np.inf)
+    for s, e, r0, r1 in row_blocks(off, block_rows, split):
+        c0 = off[s]
+        d = _sqdist(X[r0:r1], X[c0:], aa[r0:r1], aa[c0:])
+        m = np.minimum.reduceat(np.minimum.reduceat(d, off[s:-1] - c0, axis=1),
+                                np.maximum(off[s:e] - r0, 0), axis=0)
+        np.minimum(out[s:e, s:], m, out=out[s:e, s:])
+        if r1 == off[e]:
+            out[e:, s:e] = out[s:e, e:].T
+        del d
     return np.sqrt(out, out=out)
 
 
@@ -100,17 +130,23 @@ def _instance_to_bag_min(XA, aa, XB, bb, offB, block_rows):
     for s in range(0, XA.shape[0], block_rows):
         d = _sqdist(XA[s:s + block_rows], XB, aa[s:s + block_rows], bb)
         out[s:s + block_rows] = np.minimum.reduceat(d, offB[:-1], axis=1)
+        del d
     return np.sqrt(out, out=out)
 
 
-def _self_instance_to_bag_min(X, aa, off, block_rows):
-    """Symmetric case: only blocks on and above the diagonal, row blocks aligned to bags."""
-    out = np.empty((X.shape[0], len(off) - 1))
-    for s, e, r0, r1 in _bag_blocks(off, block_rows):
-        d = _sqdist(X[r0:r1], X[r0:], aa[r0:r1], aa[r0:])
-        out[r0:r1, s:] = np.minimum.reduceat(d, off[s:-1] - r0, axis=1)
-        if r1 < X.shape[0]:  # instances after the block vs this block's bags (mirror part)
-            out[r1:, s:e] = np.minimum.reduceat(d[:, r1 - r0:], off[s:e] - r0, axis=0).T
+def _self_instance_to_bag_min(X, aa, off, block_rows, split=False):
+    """Symmetric case: only blocks on and above the diagonal, row blocks aligned to bags (or
+    chunks of one bag, whose mirror part is reduced into the minimum of the earlier chunks)."""
+    N = X.shape[0]
+    out = np.full((N, len(off) - 1), np.inf)
+    for s, e, r0, r1 in row_blocks(off, block_rows, split):
+        c0, r_end = off[s], off[e]
+        d = _sqdist(X[r0:r1], X[c0:], aa[r0:r1], aa[c0:])
+        out[r0:r1, s:] = np.minimum.reduceat(d, off[s:-1] - c0, axis=1)
+        if r_end < N:  # instances after the block's bags vs its bags (mirror part)
+            m = np.minimum.reduceat(d[:, r_end - c0:], np.maximum(off[s:e] - r0, 0), axis=0).T
+            np.minimum(out[r_end:, s:e], m, out=out[r_end:, s:e])
+        del d
     return np.sqrt(out, out=out)
 
 
@@ -118,11 +154,58 @@ def bag_distances(bags_a, bags_b=None, metric="min", block_rows=4096, max_bytes=
     """(n_a, n_b) matrix of Hausdorff distances between two bag lists (or a bag list with itself).
 
     ``block_rows`` bounds the temporary block (block_rows × N_b float64); ``max_bytes`` (None:
-    min(8 GiB, :func:`memory_limit`)) bounds the whole computation.
+    min(8 GiB, :func:`memory_limit`)) bounds the whole computation (see :func:`_plan`).
     """
     XA, offA = stack(bags_a)
     XB, offB = (None, None) if bags_b is None else stack(bags_b)
     return stacked_bag_distances(XA, offA, XB, offB, metric, block_rows, max_bytes)
+
+
+def largest_block(off, block_rows, cols, triangular=False):
+    """Entries of the largest row block of :func:`bag_blocks`: its rows × ``cols`` (the
+    instances it is compared with; ``triangular``: those from its first row on)."""
+    return max(((r1 - r0) * (cols - (r0 if triangular else 0))
+                for _, _, r0, r1 in bag_blocks(off, block_rows)), default=0)
+
+
+def block_plan(block_rows, block, cols, fixed, per, max_bytes, offsets, what, setting):
+    """(rows, split) of a blocked computation whose default blocks of ``block_rows`` peak at
+    ``fixed`` bytes (results) + ``per`` bytes × ``block`` entries (its largest block): the
+    default when that fits ``max_bytes`` (None: no limit); else the rows of ``cols`` entries
+    that fit, with ``split`` (bags larger than that are split into chunks of rows); else
+    :class:`~milbench.classifiers.odm.MemoryLimitError` naming ``what``, the largest bag of
+    ``offsets`` and ``setting``."""
+    if max_bytes is None or fixed + per * block <= max_bytes:
+        return block_rows, False
+    fit = int((max_bytes - fixed) // (per * max(cols, 1)))
+    if fit < 1:
+        raise memory_limit_error(what, fixed + per * cols, max_bytes, offsets, setting)
+    return min(block_rows, fit), True
+
+
+def _plan(offA, offB, same, metric, block_rows, max_bytes, sparse):
+    """(rows, split) of the row blocks (:func:`block_plan`): the default blocks (``block_rows``;
+    "min": at most BLOCK_BYTES of distances, whole bags) when their real peak — the result and
+    per-instance tables plus the largest block, (its rows) × (the instances it is compared
+    with) — fits ``max_bytes``; else smaller blocks, a large bag split into chunks of rows."""
+    NA, NB = int(offA[-1]), int(offB[-1])
+    nA, nB = len(offA) - 1, len(offB) - 1
+    if metric == "min":
+        fixed = 8 * nA * nB
+        rows, cols = _min_rows(block_rows, NB), NB
+        block = largest_block(offA, rows, NB, same)
+    else:   # rowmin (+ colmin) tables, then the two reduced tables and the result
+        fixed = 8 * (NA * nB + (0 if same else NB * nA) + 3 * nA * nB)
+        rows, cols = block_rows, max(NA, NB)
+        block = largest_block(offA, rows, NA, True) if same else \
+            max(min(rows, NA) * NB, min(rows, NB) * NA)           # rowmin, colmin blocks
+    big = offA if np.diff(offA).max(initial=0) >= np.diff(offB).max(initial=0) else offB
+    return block_plan(
+        rows, block, cols, fixed, 8 * (SPARSE_PRODUCT_FACTOR if sparse else 1), max_bytes, big,
+        f"bag_distances: {nA} × {nB} bags ({NA} × {NB} instances, metric {metric!r})",
+        "Raise max_bytes (default min(8 GiB, MILBENCH_MAX_MEMORY_GB or the SLURM job's "
+        "memory / MemAvailable)), run on a node / SLURM job with more memory, or pass fewer "
+        "bags at a time (rows of the result are independent)")
 
 
 def stacked_bag_distances(XA, offA, XB=None, offB=None, metric="min", block_rows=4096,
@@ -133,42 +216,29 @@ def stacked_bag_distances(XA, offA, XB=None, offB=None, metric="min", block_rows
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
     XA = np.asarray(XA, dtype=float)
     aa = np.einsum("ij,ij->i", XA, XA)
-    nA = len(offA) - 1
     if XB is None:
         XB, offB, bb = XA, offA, aa
     else:
         XB = np.asarray(XB, dtype=float)
         bb = np.einsum("ij,ij->i", XB, XB)
-    nB = len(offB) - 1
     same = XB is XA
     XA = as_sparse_if_sparse(XA)          # products through CSR on sparse data (WebKB TF-IDF)
     XB = XA if same else as_sparse_if_sparse(XB)
     if sp.issparse(XA) != sp.issparse(XB):
         XA, XB = (M.toarray() if sp.issparse(M) else M for M in (XA, XB))
-    if metric == "min":
-        need = 8 * (nA * nB
-                    + 2 * min(_min_rows(block_rows, XB.shape[0]), XA.shape[0]) * XB.shape[0])
-    else:
-        need = 8 * (XA.shape[0] * nB + (XB.shape[0] * nA if not same else 0) + nA * nB
-                    + 2 * min(block_rows, XA.shape[0]) * XB.shape[0])
     if max_bytes is None:
         max_bytes = min(DEFAULT_MAX_BYTES, memory_limit() or DEFAULT_MAX_BYTES)
-    if need > max_bytes:
-        raise MemoryError(
-            f"bag_distances: {nA} × {nB} bags ({XA.shape[0]} × {XB.shape[0]} instances, metric "
-            f"{metric!r}) need {need / 2**30:.1f} GiB but the limit is {max_bytes / 2**30:.1f} "
-            "GiB (max_bytes: min(8 GiB, SLURM job memory, MemAvailable)); pass fewer bags at a "
-            "time (rows of the result are independent), run on a node / SLURM job with more "
-            "memory, or raise max_bytes (MILBENCH_MAX_MEMORY_GB)")
+    rows, split = _plan(np.asarray(offA), np.asarray(offB), same, metric, block_rows,
+                        max_bytes, sp.issparse(XA))
     if metric == "min":
         if same:
-            return _self_bag_min(XA, aa, offA, block_rows)
-        return _bag_min(XA, aa, offA, XB, bb, offB, block_rows)
+            return _self_bag_min(XA, aa, offA, rows, split)
+        return _bag_min(XA, aa, offA, XB, bb, offB, rows, split)
     if same:
-        rowmin = colmin = _self_instance_to_bag_min(XA, aa, offA, block_rows)
+        rowmin = colmin = _self_instance_to_bag_min(XA, aa, offA, rows, split)
     else:
-        rowmin = _instance_to_bag_min(XA, aa, XB, bb, offB, block_rows)
-        colmin = _instance_to_bag_min(XB, bb, XA, aa, offA, block_rows)
+        rowmin = _instance_to_bag_min(XA, aa, XB, bb, offB, rows)
+        colmin = _instance_to_bag_min(XB, bb, XA, aa, offA, rows)
     if metric == "max":
         ab = np.maximum.reduceat(rowmin, offA[:-1], axis=0)       # max_a min_b
         ba = np.maximum.reduceat(colmin, offB[:-1], axis=0).T     # max_b min_a

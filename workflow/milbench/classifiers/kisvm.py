@@ -58,9 +58,16 @@ from milbench.classifiers.miordm import (
     representatives_stop,
     segment_argmax,
 )
-from milbench.classifiers.odm import KERNELS, as_sparse_if_sparse, kernel_matrix, sq_norms
+from milbench.classifiers.distances import block_plan
+from milbench.classifiers.odm import (
+    KERNELS,
+    SPARSE_PRODUCT_FACTOR,
+    as_sparse_if_sparse,
+    kernel_matrix,
+    sq_norms,
+)
 from milbench.data.bags import stack
-from milbench.utils.cache import CACHE, fingerprint, matrix_fingerprint
+from milbench.utils.cache import CACHE, fingerprint, matrix_fingerprint, memory_limit
 
 
 def averaging_matrix(offsets):
@@ -72,12 +79,19 @@ def averaging_matrix(offsets):
 
 
 def mean_embedding_kernel(X, offsets, Z, kernel, gamma, block=1024, x_norms=None, z_norms=None):
-    """(n_bags, len(Z)) matrix M[i, k] = mean_{x ∈ bag i} K(x, z_k), in column blocks of Z."""
+    """(n_bags, len(Z)) matrix M[i, k] = mean_{x ∈ bag i} K(x, z_k), in column blocks of Z
+    (``block`` columns, fewer when their kernel block is over :func:`memory_limit`)."""
     W = averaging_matrix(offsets)
     z_norms = sq_norms(Z) if z_norms is None else z_norms
     x_norms = sq_norms(X) if x_norms is None else x_norms
-    nz = Z.shape[0]
+    nz, N = Z.shape[0], X.shape[0]
     out = np.empty((len(offsets) - 1, nz))
+    block, _ = block_plan(   # column blocks of N × block kernel entries within memory_limit()
+        block, N * min(block, nz), N, out.nbytes,
+        8 * (SPARSE_PRODUCT_FACTOR if sparse.issparse(X) or sparse.issparse(Z) else 1),
+        memory_limit(), offsets, f"KI-SVM mean embeddings: {out.shape[0]} bags × {nz} "
+        f"instances (kernel blocks of {N} rows)", "Raise MILBENCH_MAX_MEMORY_GB or run on a "
+        "node / SLURM job with more memory, or train on fewer bags / instances")
     for s in range(0, nz, block):
         e = min(s + block, nz)
         out[:, s:e] = W @ kernel_matrix(X, Z[s:e], kernel, gamma, x_norms, z_norms[s:e])

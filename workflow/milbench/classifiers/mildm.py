@@ -44,27 +44,42 @@ from milbench.base import (
     n_from_fraction,
     resolve_gamma,
 )
-from milbench.classifiers.odm import as_sparse_if_sparse, kernel_matrix, sq_norms
+from milbench.classifiers.distances import block_plan
+from milbench.classifiers.odm import (
+    SPARSE_PRODUCT_FACTOR,
+    as_sparse_if_sparse,
+    kernel_matrix,
+    sq_norms,
+)
 from milbench.data.bags import stack
-from milbench.utils.cache import CACHE, fingerprint, matrix_fingerprint
+from milbench.utils.cache import CACHE, fingerprint, matrix_fingerprint, memory_limit
 from milbench.utils.learners import make_estimator
 
 
 def bag_similarity_mapping(X, offsets, P, gamma, block_cols=1024, x_norms=None, p_norms=None):
-    """(n_bags, len(P)) matrix φ[i, k] = exp(−γ min_{x ∈ bag i} ‖x − p_k‖²) in column blocks;
+    """(n_bags, len(P)) matrix φ[i, k] = exp(−γ min_{x ∈ bag i} ‖x − p_k‖²) in column blocks
+    (``block_cols``, fewer when their temporaries are over :func:`memory_limit`);
     the products xᵀp through CSR when X and P are sparse (CSR matrices, or dense arrays that
     odm.as_sparse_if_sparse turns into CSR)."""
     X, P = (A if sp.issparse(A) else as_sparse_if_sparse(np.asarray(A, dtype=float))
             for A in (X, P))
     x_norms = sq_norms(X) if x_norms is None else x_norms
     p_norms = sq_norms(P) if p_norms is None else p_norms
-    n_pool = P.shape[0]
+    n_pool, N = P.shape[0], X.shape[0]
     out = np.empty((len(offsets) - 1, n_pool))
+    # three N × block_cols temporaries (norm sum, product, its double), the product through CSR
+    per = 8 * (3 + (SPARSE_PRODUCT_FACTOR - 1 if sp.issparse(X) else 0))
+    block_cols, _ = block_plan(
+        block_cols, N * min(block_cols, n_pool), N, out.nbytes, per, memory_limit(), offsets,
+        f"MILDM bag similarities: {out.shape[0]} bags × {n_pool} pool instances (blocks of "
+        f"{N} rows)", "Raise MILBENCH_MAX_MEMORY_GB or run on a node / SLURM job with more "
+        "memory, or map fewer bags at a time")
     for s in range(0, n_pool, block_cols):
         e = min(s + block_cols, n_pool)
         d = x_norms[:, None] + p_norms[None, s:e] - 2.0 * kernel_matrix(X, P[s:e], "linear")
         np.maximum(d, 0.0, out=d)
         out[:, s:e] = np.minimum.reduceat(d, offsets[:-1], axis=0)
+        del d                  # before the next block: one block at a time
     np.multiply(out, -gamma, out=out)
     return np.exp(out, out=out)
 

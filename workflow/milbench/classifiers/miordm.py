@@ -56,6 +56,10 @@ K(R, R) (Eq. 27) and K(X, R_sv) (Eq. 32).  Three ways to get them, the same mode
   square kernel once per training set, cached likewise;
 * otherwise every round computes its own blocks (on musk2, 5177 rows, one full dense kernel
   costs more than a whole fit's per-round blocks; benchmarks/methods/bench_miordm.py --cache).
+Memory (:func:`kernel_room`): the per-round blocks — K(R, R), H and the solver's copies (3 of
+n × n) and K(X, R_sv) (N × n) — must fit :func:`memory_limit`, else a
+:class:`~milbench.classifiers.odm.MemoryLimitError` names the largest bag; the cached kernel
+takes only the room left (the packed one with its 2 × 64 MiB of build blocks).
 """
 from __future__ import annotations
 
@@ -70,6 +74,7 @@ from milbench.classifiers.odm import (
     cached_kernel,
     cached_packed_kernel,
     kernel_matrix,
+    memory_limit_error,
     odm_c,
     packed_block,
     packed_matvec,
@@ -136,14 +141,37 @@ def instances_and_means(X, offsets, means=True):
     return Z, sq_norms(Z)
 
 
+PACKED_BUILD_BYTES = 2 * odm.PACKED_BLOCK_BYTES   # packed_kernel's row block, mask and pick
+
+
+def kernel_room(name, n_square, offsets):
+    """Bytes left for a cached kernel (:func:`kernel_blocks`' ``room``; np.inf: no limit) under
+    :func:`memory_limit` once a representative alternation on bags ``offsets`` has its
+    per-round blocks: ``n_square`` n × n matrices and the N × n instance-to-representative
+    kernel; :class:`~milbench.classifiers.odm.MemoryLimitError` when they alone do not fit."""
+    n, N = len(offsets) - 1, int(offsets[-1])
+    need = 8 * (n_square * n * n + N * n)
+    limit = memory_limit()
+    if limit is None:
+        return np.inf
+    if need > limit:
+        raise memory_limit_error(
+            f"{name}: {n} bags and {N} instances ({n_square} kernel blocks of n × n and one "
+            "of N × n per round)", need, limit, offsets,
+            "Raise MILBENCH_MAX_MEMORY_GB or run on a node / SLURM job with more memory, or "
+            "train on fewer bags / instances")
+    return limit - need
+
+
 def kernel_blocks(Z, z_norms, kernel, gamma, room, n_scored):
     """Blocks of K(Z, Z) for a representative alternation (module docstring: packed kernel for
     sparse Z, square kernel for small dense Z, else per-call products), as two functions:
     ``gram(rows, cols)`` = K(Z[rows], Z[cols]) and ``scores(cols, coef)`` =
     K(Z[:n_scored], Z[cols]) @ coef.  ``room``: bytes the kernel may take (np.inf: no limit).
     The three ways give the same numbers to round-off."""
-    packed_cap = min(PACKED_KERNEL_MAX_BYTES, odm.CACHE.max_bytes // 5, room)
-    if sp.issparse(Z) and 8 * packed_size(Z.shape[0]) <= packed_cap:
+    packed = 8 * packed_size(Z.shape[0])
+    if (sp.issparse(Z) and packed <= min(PACKED_KERNEL_MAX_BYTES, odm.CACHE.max_bytes // 5)
+            and packed + PACKED_BUILD_BYTES <= room):
         P = cached_packed_kernel(Z, kernel, gamma, z_norms)
 
         def gram(rows, cols):
@@ -220,18 +248,14 @@ class MIORDM(MILClassifier):
         X, offsets = stack(bags)
         y = np.where(np.asarray(y01) > 0, 1.0, -1.0)
         n, N = len(y), len(X)
-        need = 8 * (3 * n * n + N * n)   # K, Q blocks and the instance-to-representative kernel
-        limit = memory_limit()
-        if limit is not None and need > limit:
-            raise MemoryError(f"MIORDM: {n} bags and {N} instances need {need / 2**30:.1f} GiB "
-                              f"of kernel matrices; {limit / 2**30:.1f} GiB available")
+        # K, H and the solver's blocks of it, and the instance-to-representative kernel
+        room = kernel_room("MIORDM", 3, offsets)
         self.gamma_ = resolve_gamma(self.gamma, X.shape[1])
         c = odm_c(n, self.lam, self.theta)
         yy = np.outer(y, y)
         rng = np.random.default_rng(self.random_state)
 
         Z, z_norms = instances_and_means(X, offsets)    # instances, then the Eq. 13 means
-        room = np.inf if limit is None else limit - need
         gram, instance_scores = kernel_blocks(Z, z_norms, self.kernel, self.gamma_, room, N)
 
         rows = N + np.arange(n)                         # rows of Z holding the representatives

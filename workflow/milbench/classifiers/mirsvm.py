@@ -43,12 +43,12 @@ from milbench.base import (
 from milbench.classifiers.miordm import (
     instances_and_means,
     kernel_blocks,
+    kernel_room,
     representatives_stop,
     segment_argmax,
 )
 from milbench.classifiers.odm import KERNELS, as_sparse_if_sparse, kernel_matrix, sq_norms
 from milbench.data.bags import stack
-from milbench.utils.cache import memory_limit
 
 
 def random_instance_per_bag(offsets, rng):
@@ -99,8 +99,7 @@ class MIRSVM(MILClassifier):
         n, N = len(y), len(X)
         self.gamma_ = resolve_gamma(self.gamma, X.shape[1])
         Z, z_norms = instances_and_means(X, offsets, means=self.init == "mean")
-        limit = memory_limit()
-        room = np.inf if limit is None else limit - 8 * (n * n + N * n)
+        room = kernel_room("MIRSVM", 1, offsets)    # the SVM's Gram and the scoring block
         gram, instance_scores = kernel_blocks(Z, z_norms, self.kernel, self.gamma_, room, N)
         rng = np.random.default_rng(self.random_state)
         if self.init == "random":

@@ -31,7 +31,11 @@ Departures / choices (stated, not hidden):
   Both give the same model up to solver round-off.  The float64 matrix takes 8n² bytes, and
   MI-SVM's sub-indexed copy as much again.  ``precompute_max=None`` (default) is
   :data:`PRECOMPUTE_MAX_DENSE` (3000) instances, or :data:`PRECOMPUTE_MAX_SPARSE` (8000, 512 MB)
-  for a sparse pool, whose matrix is a cheap sparse product.
+  for a sparse pool, whose matrix is a cheap sparse product.  Above
+  :func:`~milbench.utils.cache.memory_limit` (the matrix and the copies a fit takes of it:
+  2 × 8n² for mi-SVM, 3 × 8n² for MI-SVM, 2.5 × 8n² while a sparse pool's product is
+  densified) "auto" takes SVC's native kernel and ``precompute=True`` raises
+  :class:`~milbench.classifiers.odm.MemoryLimitError`.
 * Sparse input (at most ``odm.SPARSE_MAX_DENSITY`` of the instances' entries non-zero, e.g. the
   WebKB TF-IDF passages, ~1 %): the instance pool is kept as CSR, so the kernel products (and
   libsvm's own kernel evaluations on the native path) run over the non-zeros only — the same
@@ -64,9 +68,10 @@ from milbench.base import (
     resolve_gamma,
     warn_cap,
 )
-from milbench.classifiers.odm import as_sparse_if_sparse
+from milbench.classifiers.odm import SPARSE_PRODUCT_FACTOR, as_sparse_if_sparse, memory_limit_error
 from milbench.classifiers.set_kernel import C_SCALINGS, scaled_C
 from milbench.data.bags import stack
+from milbench.utils.cache import memory_limit
 
 KERNELS = ("linear", "rbf", "poly")
 PRECOMPUTE_MAX_DENSE = 3000      # training instances up to which "auto" precomputes the kernel
@@ -152,6 +157,7 @@ class _InstanceSVM:
 
 
 class _MISVMBase(MILClassifier):
+    _PRECOMPUTE_COPIES = 2      # n × n float64 matrices at the peak: the kernel + one block of it
     _parameter_constraints = {
         "kernel": options(KERNELS),
         "C": POSITIVE,
@@ -190,6 +196,20 @@ class _MISVMBase(MILClassifier):
         if cap is None:
             cap = PRECOMPUTE_MAX_SPARSE if sp.issparse(pool) else PRECOMPUTE_MAX_DENSE
         pre = len(X) <= cap if self.precompute == "auto" else bool(self.precompute)
+        # peak: the n × n kernel (a CSR product and its dense copy: 2.5×) or the kernel and
+        # the sub-indexed copies a fit / scoring takes of it (_PRECOMPUTE_COPIES)
+        need = 8 * len(X) ** 2 * max(SPARSE_PRODUCT_FACTOR if sp.issparse(pool) else 1,
+                                     self._PRECOMPUTE_COPIES)
+        limit = memory_limit()
+        if pre and limit is not None and need > limit:
+            if self.precompute != "auto":
+                raise memory_limit_error(
+                    f"{type(self).__name__}: the precomputed kernel of {len(X)} training "
+                    "instances", need, limit, off,
+                    "Use precompute='auto' (SVC's own kernel above the memory limit; the same "
+                    "model up to solver round-off), lower precompute_max, or raise "
+                    "MILBENCH_MAX_MEMORY_GB")
+            pre = False
         svm = _InstanceSVM(pool, self.kernel, self.gamma_, self.degree, self.coef0, self.tol, pre,
                            self.cache_size)
         return X, off, svm
@@ -272,6 +292,8 @@ class MISVM(_MISVMBase):
     (Andrews et al. Fig. 2's stopping rule), 0 when ``max_iter`` fits ran out first (then a
     ConvergenceWarning).
     """
+
+    _PRECOMPUTE_COPIES = 3      # the kernel, its sub-indexed copy and np.block's with the means
 
     def _fit(self, bags, y01):
         X, off, svm = self._setup(bags)

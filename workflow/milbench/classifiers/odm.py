@@ -63,6 +63,8 @@ from milbench.base import (
 from milbench.utils.cache import CACHE, fingerprint, matrix_fingerprint
 
 KERNELS = ("rbf", "linear")
+SPARSE_PRODUCT_FACTOR = 2.5   # kernel_matrix through CSR: the sparse product (≤ 12 bytes an
+                              # entry) and its dense copy, over the float64 result's bytes
 SPARSE_MAX_DENSITY = 0.05     # kernel products through CSR below this fraction of non-zeros
 
 # the parameters of Eq. 18 and of the solver, shared by ODM and MIORDM
@@ -77,6 +79,22 @@ ODM_CONSTRAINTS = {
     "newton_every": COUNT_OR_ZERO,
     "random_state": SEED,
 }
+
+
+class MemoryLimitError(MemoryError):
+    """A computation's estimated peak memory is over the limit it may use."""
+
+
+def memory_limit_error(what, need, limit, offsets, setting):
+    """:class:`MemoryLimitError` for ``what`` (the computation and its sizes), estimated to
+    peak at ``need`` bytes over ``limit``, naming the data set's largest bag (from the stacked
+    bag ``offsets``) and ``setting``, what to change."""
+    sizes = np.diff(np.asarray(offsets))
+    big = int(np.argmax(sizes)) if len(sizes) else 0
+    largest = (f"its largest bag is bag {big} with {int(sizes[big])} instances "
+               f"({len(sizes)} bags, {int(sizes.sum())} instances)") if len(sizes) else "no bags"
+    return MemoryLimitError(f"{what}: needs about {need / 2**30:.2f} GiB at its peak but the "
+                            f"limit is {limit / 2**30:.2f} GiB; {largest}. {setting}")
 
 
 def as_sparse_if_sparse(X):
@@ -138,7 +156,10 @@ def packed_size(n):
     return n * (n + 1) // 2
 
 
-def packed_kernel(Zs, kernel="rbf", gamma=1.0, norms=None, block_bytes=64 * 2**20):
+PACKED_BLOCK_BYTES = 64 * 2**20   # a row block of packed_kernel
+
+
+def packed_kernel(Zs, kernel="rbf", gamma=1.0, norms=None, block_bytes=PACKED_BLOCK_BYTES):
     """Lower triangle of K(Z, Z), rows packed one after another (row i: K[i, :i+1]) — the
     symmetric kernel in half the memory, built from row blocks of :func:`kernel_matrix` at
     most ``block_bytes`` each.  With a CSR ``Zs`` every entry is the number the per-block

@@ -16,7 +16,12 @@ The Gram matrix is computed without per-bag-pair loops: stacking all instances a
 S for the (n_bags × n_instances) 0/1 bag-indicator matrix, K_set = S K_inst Sᵀ.  We never form
 S: instance-kernel blocks (aligned to bag boundaries, at most ``block_rows`` instance rows each)
 are reduced with ``np.add.reduceat`` over bag offsets on both axes, which is exactly S·K·Sᵀ.
-The bag Gram matrix goes to scikit-learn ``SVC(kernel="precomputed")``.
+The bag Gram matrix goes to scikit-learn ``SVC(kernel="precomputed")``.  Memory: one block of
+(its rows) × (the other side's instances) at a time, never less than one bag; when that block
+(counted twice, for the pairwise kernel's temporaries) and the result are over
+:func:`~milbench.utils.cache.memory_limit`, the blocks take fewer rows and a larger bag is
+summed over chunks of its rows (the same sums in another order: round-off), or a
+:class:`~milbench.classifiers.odm.MemoryLimitError` names the largest bag and the setting.
 
 Instance kernels (scikit-learn conventions): rbf exp(−γ‖x−y‖²), poly (γ⟨x,y⟩ + coef0)^degree;
 ``gamma=None`` means 1/n_features.  Gärtner's optional power p on k is not a parameter: for the
@@ -50,7 +55,9 @@ from milbench.base import (
     options,
     resolve_gamma,
 )
+from milbench.classifiers.distances import bag_blocks, block_plan, largest_block, row_blocks
 from milbench.data.bags import stack
+from milbench.utils.cache import memory_limit
 
 INSTANCE_KERNELS = ("rbf", "poly")
 NORMALIZATIONS = ("none", "averaging", "featurespace")
@@ -78,15 +85,19 @@ def make_instance_kernel(kind, gamma, degree=3, coef0=1.0):
     raise ValueError(f"instance_kernel must be one of {INSTANCE_KERNELS}, got {kind!r}")
 
 
-def _bag_blocks(offsets, block_rows):
-    """Split bags into consecutive groups of at most ~block_rows instances (≥ 1 bag each)."""
-    starts = [0]
-    n = len(offsets) - 1
-    while starts[-1] < n:
-        s = starts[-1]
-        e = int(np.searchsorted(offsets, offsets[s] + block_rows, side="right")) - 1
-        starts.append(min(max(e, s + 1), n))
-    return list(zip(starts[:-1], starts[1:]))
+KERNEL_BLOCK_FACTOR = 2   # bytes of an instance-kernel block over its float64 entries, allowing
+                          # for a pairwise kernel's temporaries
+SETTING = ("Raise MILBENCH_MAX_MEMORY_GB (or run on a node / SLURM job with more memory), or "
+           "pass fewer bags at a time")
+
+
+def _plan(off, block, cols, fixed, block_rows, what):
+    """(rows, split) of the instance-kernel row blocks (distances.block_plan): the default
+    blocks of whole bags of about ``block_rows`` instances when the largest one (``block``
+    entries) and the ``fixed`` result bytes fit :func:`memory_limit`; else blocks of fewer
+    rows (× ``cols``), a large bag's rows in chunks whose sums are added up (round-off only)."""
+    return block_plan(block_rows, block, cols, fixed, 8 * KERNEL_BLOCK_FACTOR, memory_limit(),
+                      off, what, SETTING)
 
 
 def set_kernel_matrix(bags_a, bags_b, kernel, block_rows=2048):
@@ -96,24 +107,42 @@ def set_kernel_matrix(bags_a, bags_b, kernel, block_rows=2048):
     XA = np.asarray(XA, dtype=float)
     XB = np.asarray(XB, dtype=float)
     out = np.empty((len(offA) - 1, len(offB) - 1))
-    for s, e in _bag_blocks(offA, block_rows):
-        K = kernel(XA[offA[s]:offA[e]], XB)
-        K = np.add.reduceat(K, offB[:-1], axis=1)                # K S_bᵀ
-        out[s:e] = np.add.reduceat(K, offA[s:e] - offA[s], axis=0)  # S_a (K S_bᵀ)
+    rows, split = _plan(offA, largest_block(offA, block_rows, len(XB)), len(XB), out.nbytes,
+                        block_rows, f"set kernel: {out.shape[0]} × {out.shape[1]} bags "
+                                    f"({len(XA)} × {len(XB)} instances)")
+    for s, e, r0, r1 in row_blocks(offA, rows, split):
+        K = kernel(XA[r0:r1], XB)
+        K = np.add.reduceat(K, offB[:-1], axis=1)                        # K S_bᵀ
+        K = np.add.reduceat(K, np.maximum(offA[s:e] - r0, 0), axis=0)    # S_a (K S_bᵀ)
+        if r0 == offA[s]:
+            out[s:e] = K
+        else:                                          # a later chunk of bag s's rows
+            out[s:e] += K
     return out
 
 
 def set_kernel_self(bags, kernel, block_rows=2048):
-    """Diagonal k_set(X, X) for every bag, from bag-aligned diagonal blocks (no per-bag loop)."""
+    """Diagonal k_set(X, X) for every bag, from bag-aligned diagonal blocks (no per-bag loop;
+    a chunk of a large bag's rows against the whole bag)."""
     X, off = stack(bags)
     X = np.asarray(X, dtype=float)
     out = np.empty(len(off) - 1)
-    for s, e in _bag_blocks(off, block_rows):
-        local = off[s:e + 1] - off[s]
-        bidx = np.repeat(np.arange(e - s), np.diff(local))
-        K = kernel(X[off[s]:off[e]], X[off[s]:off[e]])
-        K *= bidx[:, None] == bidx[None, :]
-        out[s:e] = np.bincount(bidx, weights=K.sum(1), minlength=e - s)
+    biggest = int(np.diff(off).max(initial=0))
+    block = max(((r1 - r0) ** 2 for _, _, r0, r1 in bag_blocks(off, block_rows)), default=0)
+    rows, split = _plan(off, block, biggest, 0, block_rows,
+                        f"set kernel self-similarities: {len(out)} bags ({len(X)} instances)")
+    for s, e, r0, r1 in row_blocks(off, rows, split):
+        c0, c1 = off[s], off[e]
+        cidx = np.repeat(np.arange(e - s), np.diff(off[s:e + 1]))
+        ridx = cidx[r0 - c0:r1 - c0]
+        K = kernel(X[r0:r1], X[c0:c1])
+        K *= ridx[:, None] == cidx[None, :]
+        sums = np.bincount(ridx, weights=K.sum(1), minlength=e - s)
+        del K                  # before the next block: one block at a time
+        if r0 == c0:
+            out[s:e] = sums
+        else:                                          # a later chunk of bag s's rows
+            out[s:e] += sums
     return out
 
 
