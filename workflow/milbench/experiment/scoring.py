@@ -23,7 +23,7 @@ from milbench.experiment.grid import RESERVED, method_label, to_json
 RUN_COLUMNS = ("dataset", "method", "repeat", "fold", "diagnostics")
 
 #: metric name (``metrics:``, ``inner_metric:``, score columns) -> scikit-learn scorer name
-#: (the inner CV's ``scoring``); :func:`fold_metrics` calls the same scorers' functions.
+#: (the inner CV's ``scoring``); :func:`fold_metrics` gives what the same scorers' functions give.
 METRICS = {
     "accuracy": "accuracy", "balanced_accuracy": "balanced_accuracy", "f1": "f1",
     "precision": "precision", "recall": "recall", "matthews_corrcoef": "matthews_corrcoef",
@@ -74,7 +74,7 @@ def fold_metrics(y, predictions, scores):
     bit for bit, from one pass: the six label metrics from the 2 x 2 confusion matrix, AUROC and
     average precision from one sort of the bag scores (the true / false positive counts at each
     distinct score, as scikit-learn's ``confusion_matrix_at_thresholds``), without the input
-    checks each scikit-learn call repeats (tests/test_scoring_metrics.py compares them).
+    checks each scikit-learn call repeats (tests/test_method_rows.py compares them).
     ``y`` and ``predictions`` are 0 / 1; a precision with no predicted positive is 0, and
     AUROC and average precision are NaN on a one-class test set."""
     y, pred = np.asarray(y), np.asarray(predictions)
@@ -92,7 +92,8 @@ def fold_metrics(y, predictions, scores):
     t_sum, p_sum = C.sum(axis=1, dtype=np.float64), C.sum(axis=0, dtype=np.float64)
     n_samples = p_sum.sum()
     cov_ytyp = np.trace(C, dtype=np.float64) * n_samples - np.dot(t_sum, p_sum)
-    cov_ypyp_ytyt = (n_samples ** 2 - np.dot(p_sum, p_sum)) * (n_samples ** 2 - np.dot(t_sum, t_sum))
+    cov_ypyp_ytyt = ((n_samples ** 2 - np.dot(p_sum, p_sum))
+                     * (n_samples ** 2 - np.dot(t_sum, t_sum)))
     f1_denom = 1.0 * true_sum + pred_sum
     out = {"accuracy": float((C[0, 0] + tp) / n),
            "balanced_accuracy": float(np.mean(per_class[~np.isnan(per_class)])),
