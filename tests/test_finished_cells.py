@@ -8,7 +8,13 @@ import pytest
 from milbench.data.folds import make_folds
 from milbench.data.sources import load_builtin
 from milbench.experiment.config import experiment_defaults, experiment_settings
-from milbench.experiment.finished_cells import FinishedCells, attempt_key, cells_folder
+from milbench.experiment.finished_cells import (
+    RECORD,
+    FinishedCells,
+    attempt_key,
+    cells_folder,
+    read_cells,
+)
 from milbench.experiment.grid import expand_methods
 from milbench.experiment.runner import CellError, map_cells, run_method
 
@@ -60,8 +66,8 @@ def test_a_failed_job_keeps_the_cells_it_finished(tmp_path):
     finished = FinishedCells(tmp_path / "m.parquet.cells", "k")
     with pytest.raises(CellError, match="cell r1_f0"):
         map_cells(_fails_at, ((1, 0),), CELLS, finished=finished)
-    assert sorted(p.name for p in finished.path.iterdir()) == [
-        "r0_f0.parquet", "r0_f1.parquet", "r0_f2.parquet"]          # cells run before it, whole
+    assert [p.name for p in finished.path.iterdir()] == ["1.journal"]
+    assert sorted(read_cells(finished.path)) == CELLS[:3]          # cells run before it, whole
     ran = []
 
     def counted(stop, cell):
@@ -81,6 +87,9 @@ def test_another_version_of_the_job_starts_afresh(tmp_path):
     assert FinishedCells(folder, "new").stale() == [folder / "old"]
     assert FinishedCells(folder, "new").load(CELLS) == {}
     assert [p.name for p in folder.iterdir()] == []                 # the old attempt's cells gone
+    (folder / "new").mkdir()
+    (folder / "new" / "1.journal").write_bytes(b"")                 # an attempt killed at once
+    assert FinishedCells(folder, "new").load(CELLS) == {}
     FinishedCells(folder, "new").clear()
     assert not folder.exists()
 
@@ -94,3 +103,39 @@ def test_the_key_follows_the_digest_and_the_input_bytes(tmp_path):
     assert attempt_key("d2", [b, a]) != key
     a.write_bytes(b"folds v2")
     assert attempt_key("d1", [b, a]) != key
+
+
+def _journal_of(tmp_path, cells):
+    finished = FinishedCells(tmp_path / "m.parquet.cells", "k")
+    for cell in cells:
+        finished.save(cell, _fails_at(None, cell))
+    return finished, finished.path / "1.journal"
+
+
+@pytest.mark.parametrize("cut", [1, 15, 40, -1])
+def test_a_torn_last_record_loses_only_its_cell(tmp_path, cut):
+    """A job killed while appending a cell leaves part of its record (header or payload): the
+    cells before it are read back whole, the torn one is run again by the next attempt, which
+    writes its own journal."""
+    finished, journal = _journal_of(tmp_path, CELLS[:3])
+    data = journal.read_bytes()
+    last = len(data) - len(_journal_of(tmp_path / "one", CELLS[2:3])[1].read_bytes())
+    journal.write_bytes(data[:last + cut] if cut > 0 else data[:cut])
+    again = FinishedCells(finished.folder, "k")
+    out = again.load(CELLS)
+    assert again.loaded == CELLS[:2]
+    pd.testing.assert_frame_equal(out[(0, 1)], _fails_at(None, (0, 1)), check_exact=True)
+    again.save((0, 2), _fails_at(None, (0, 2)))
+    assert sorted(p.name for p in again.path.iterdir()) == ["1.journal", "2.journal"]
+    assert sorted(FinishedCells(finished.folder, "k").load(CELLS)) == CELLS[:3]
+
+
+def test_a_corrupt_record_is_not_read_back(tmp_path):
+    """A record whose bytes changed after it was written (its checksum fails) ends what is
+    read of its journal."""
+    finished, journal = _journal_of(tmp_path, CELLS[:3])
+    data = bytearray(journal.read_bytes())
+    second = RECORD.size + RECORD.unpack_from(data, 0)[1]
+    data[second + RECORD.size + 30] ^= 0xFF      # inside the second record's payload
+    journal.write_bytes(bytes(data))
+    assert sorted(read_cells(finished.path)) == CELLS[:1]

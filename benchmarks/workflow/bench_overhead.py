@@ -4,6 +4,7 @@ What the workflow costs beyond the methods' own work; optionally against another
 
     OMP_NUM_THREADS=1 python benchmarks/workflow/bench_overhead.py [--cores 2] [--repeats 5]
         [--baseline REV]     # also run the workflow of git revision REV on the same config
+        [--times N]          # N runs of each, alternating; the least overhead of each compared
 
 A config of cheap methods (MI-Simple, Citation-kNN, MILR) on musk1 + elephant (offline copies),
 ``--repeats`` × 10-fold (5 × 10 × 2 × 3 = 300 cells). The data and fold jobs run first (not
@@ -19,7 +20,9 @@ samples every 0.5 s) and the scheduler's own CPU (the rest); the jobs' share, le
 interpreter start per job (:func:`milbench.experiment.plan.fixed_job_cpu`, measured here), per
 cell is the planner's ``CELL_OVERHEAD``: the plan counts job starts per job and the scheduler
 not at all.  ``--baseline`` runs another revision's Snakefile (e.g. the per-fold design,
-43dde0d) from a temporary git worktree on the same config, in this run, and prints the ratio.
+43dde0d) from a temporary git worktree on the same config, in this run, and prints the ratio;
+``--times N`` alternates N runs of each and compares the least overhead per cell of each (on a
+shared machine, the run least disturbed by other work).
 """
 from __future__ import annotations
 
@@ -60,7 +63,8 @@ def snakemake(snakefile, workdir, *args):
     cmd = [sys.executable, "-m", "snakemake", "-s", str(snakefile), "-d", str(workdir),
            "--configfile", str(workdir / "config.yaml"), "--quiet", "all", *args]
     c, t = children_cpu(), time.perf_counter()
-    res = subprocess.run(cmd, capture_output=True, text=True, env=ENV)
+    lib = str(Path(snakefile).parent / "workflow")      # that revision's library, not ours
+    res = subprocess.run(cmd, capture_output=True, text=True, env=dict(ENV, PYTHONPATH=lib))
     if res.returncode:
         raise SystemExit(f"snakemake failed in {workdir}:\n{res.stderr[-3000:]}")
     return children_cpu() - c, time.perf_counter() - t
@@ -100,25 +104,32 @@ def main():
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--baseline", help="git revision to compare (run from a temp worktree)")
+    ap.add_argument("--times", type=int, default=1, help="runs of each workflow (least taken)")
     a = ap.parse_args()
     cfg = config(a.repeats)
     start = fixed_job_cpu()
     print(f"snakemake --cores {a.cores}; CPU seconds (user + sys) of snakemake and all its jobs")
     print(f"{'workflow':<22} {'cells':>6} {'CPU':>9} {'fit+pred':>9} {'overhead':>10} "
           f"{'s/cell':>9} {'% CPU':>7} {'wall s':>8}")
-    ours = report("this checkout", *measure(REPO, cfg, a.cores), start)
-    if a.baseline:
-        with tempfile.TemporaryDirectory(prefix="bench-overhead-rev-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bench-overhead-rev-") as tmp:
+        roots = {"this checkout": REPO}
+        if a.baseline:
             subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", tmp,
                             a.baseline], check=True, capture_output=True)
-            try:
-                base = report(f"baseline {a.baseline[:12]}", *measure(Path(tmp), cfg, a.cores),
-                              start)
-            finally:
+            roots[f"baseline {a.baseline[:12]}"] = Path(tmp)
+        try:
+            per = {name: [] for name in roots}
+            for _ in range(a.times):          # alternating, so both see the same load
+                for name, root in roots.items():
+                    per[name].append(report(name, *measure(root, cfg, a.cores), start))
+        finally:
+            if a.baseline:
                 subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", tmp],
                                check=True, capture_output=True)
-        print(f"overhead per cell: {ours:.3f} s vs {base:.3f} s = {ours / base:.3f}x "
-              f"({base / ours:.1f}x less)")
+    if a.baseline:
+        ours, base = (min(v) for v in per.values())
+        print(f"overhead per cell (least of {a.times}): {ours:.3f} s vs {base:.3f} s = "
+              f"{ours / base:.3f}x ({base / ours:.1f}x less)")
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ WebKB runs of Zhang et al. (2011, NIPS, §3.1), for classifiers whose ``fit`` ta
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import inspect
 import tempfile
@@ -161,12 +162,12 @@ def run_fold(bags: Bags, folds, method, *, experiment, dataset, scale, repeat, f
     train, test = bags.subset(tr), bags.subset(te)
     views = dataset_views(bags)
     store = None if stage is None else StageStore([stage])
-    with tempfile.TemporaryDirectory(prefix="milbench-cache-") as cache:
+    cached = caches_selector_fits(method["selector"], method["classifier"])
+    with (tempfile.TemporaryDirectory(prefix="milbench-cache-") if cached
+          else contextlib.nullcontext()) as cache:
         est = build_estimator(scale, method["selector"], method["classifier"], seed=seed + repeat,
                               inner_folds=inner_folds, inner_metric=inner_metric, n_jobs=n_jobs,
-                              views=views, memory=cache if caches_selector_fits(
-                                  method["selector"], method["classifier"]) else None,
-                              stages=store, threshold=threshold)
+                              views=views, memory=cache, stages=store, threshold=threshold)
         unlabeled = {"unlabeled": Unlabeled(bags)} if transductive else {}
         t0 = time.process_time(), time.perf_counter()
         est.fit(train, train.labels, **unlabeled)

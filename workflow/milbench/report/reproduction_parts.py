@@ -36,7 +36,7 @@ import yaml
 from milbench.data.folds import fold_keys
 from milbench.experiment.codehash import JOB_DIGEST, job_digest, method_code
 from milbench.experiment.config import load_config, method_settings
-from milbench.experiment.finished_cells import cell_cpu, cells_folder
+from milbench.experiment.finished_cells import cell_cpu, cells_folder, read_cells
 from milbench.experiment.grid import expand_methods
 from milbench.experiment.stages import shared_stages
 from milbench.registry import add_code_dirs
@@ -140,15 +140,14 @@ def _keep_cells(results_dir, folder, rel, digest, cells):
     """Keep the finished cells of the unfinished job of ``rel`` (those of its attempt whose job
     digest is ``digest``), replacing what was kept of it before; lists them in ``cells``.
     Returns whether any were kept."""
-    attempts = {p: sorted(p.glob("*.parquet"))
-                for p in cells_folder(results_dir / rel).glob(f"{digest}-*")}
+    attempts = {p: read_cells(p) for p in cells_folder(results_dir / rel).glob(f"{digest}-*")}
     src = max(sorted(attempts), key=lambda p: len(attempts[p]), default=None)
     if src is None or not attempts[src]:
         return False
     dst = cells_folder(folder / "cells" / rel)
     shutil.rmtree(dst, ignore_errors=True)
     shutil.copytree(src, dst / src.name, ignore=shutil.ignore_patterns(".*"))
-    cpu = cell_cpu(pd.concat(pd.read_parquet(f) for f in attempts[src])).to_numpy().sum()
+    cpu = cell_cpu(pd.concat(attempts[src].values())).to_numpy().sum()
     cells[rel] = {"key": src.name, "cells": len(attempts[src]),
                  "cpu_seconds": round(float(cpu), 1)}
     return True
