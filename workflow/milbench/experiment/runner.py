@@ -255,9 +255,10 @@ def main(argv=None):
     bags = read_bags(stores[0])
     folds = pd.read_parquet(root / "results" / a.experiment / "folds" / f"{a.dataset}.parquet")
     repeat, fold = parse_cell(a.cell)
-    row = run_cell(bags, folds, methods[(a.selector, a.classifier)],
-                   experiment_settings(exps[a.experiment]), experiment=a.experiment,
-                   dataset=a.dataset, repeat=repeat, fold=fold, n_jobs=a.threads)
+    with reuse():   # as in a method job: the cell's inner CV reuses its repeated fits
+        row = run_cell(bags, folds, methods[(a.selector, a.classifier)],
+                       experiment_settings(exps[a.experiment]), experiment=a.experiment,
+                       dataset=a.dataset, repeat=repeat, fold=fold, n_jobs=a.threads)
     if a.output:
         row.to_parquet(a.output, index=False)
     with pd.option_context("display.max_columns", None, "display.width", 200):
