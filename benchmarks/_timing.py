@@ -1,5 +1,4 @@
-"""Timing helper shared by the benchmark scripts of benchmarks/methods, workflow and parity (each
-folder's ``_paths`` puts benchmarks/ on sys.path, so ``from _timing import best_of`` works)."""
+"""Timing helper shared by the benchmark scripts (``from benchmarks._timing import best_of``)."""
 from __future__ import annotations
 
 import time

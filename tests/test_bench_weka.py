@@ -20,7 +20,7 @@ try:
 finally:
     sys.path.remove(str(PATH.parent))
 
-# the WEKA multi-instance classifiers our zoo reimplements (issue #18)
+# the WEKA multi-instance classifiers our zoo reimplements (those hydr-mi ran)
 WEKA_MI = {"MILR", "MIDD", "MIEMDD", "MDD", "CitationKNN", "MISMO", "MIOptimalBall",
            "MIWrapper", "SimpleMI", "MIBoost"}
 

@@ -1,4 +1,4 @@
-"""Config defaults come from the JSON schema only (issue #18): Snakemake's validate and
+"""Config defaults come from the JSON schema only: Snakemake's validate and
 milbench.experiment.config fill the same ones, the library's own defaults equal them, and a wrong type in
 a chain setting fails the dry run naming the key."""
 import copy

@@ -1,4 +1,4 @@
-"""Issue #28, convergence is never silent: every iterative method reports
+"""Convergence is never silent: every iterative method reports
 ``diagnostics_["converged"]`` (1 or 0, a Python int: bools are dropped when scores are
 aggregated) and ``diagnostics_["n_iter"]`` (its own outer iteration count), and a fit that stops
 at its cap warns with scikit-learn's ConvergenceWarning naming the class, the cap and the

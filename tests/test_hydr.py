@@ -223,7 +223,7 @@ def test_musk1_hydr_beats_all_features_mi_simple_tree(shared_data):
     assert np.mean(n_feat["hydr"]) < np.mean(n_feat["relieff"]) == 116
 
 
-# ------------------------------------------------------------------ fitness fast path (issue #17)
+# ------------------------------------------------------------------ fitness fast path
 FAST = [MISimple(estimator="tree", random_state=0),
         MISimple(estimator="logistic", statistic="meanminmax"),
         MISimple(estimator="naive-bayes", statistic="mean"),

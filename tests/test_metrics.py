@@ -1,5 +1,5 @@
 """Metrics are scikit-learn's scorers; an imbalanced set, a one-class prediction and a fit stopped
-at its cap are said in words (issue #28): milbench.experiment.scoring."""
+at its cap are said in words: milbench.experiment.scoring."""
 import json
 
 import numpy as np

@@ -420,7 +420,7 @@ def test_real_protein_kfold_runs(shared_data):
     assert np.isfinite(m.decision_function(g.subset(np.arange(1, 193, 2)))).all()
 
 
-# ----------------------------------------------------------------------------- QP solvers (#26)
+# ----------------------------------------------------------------------------- QP solvers
 def random_subproblems(n=60, seed=0):
     """Restricted duals like the cutting plane's: near-repeated cuts (ill-conditioned K), one
     block capped at 0 (μ = 0) now and then, warm starts that may be infeasible."""
@@ -467,7 +467,7 @@ def duality_gap(g, K, lin, block, caps):
 
 
 def check_solvers(problems, cd_tol=1e-9):
-    """The reference is solve_dual_qp, the active-set solver as before issue #26 (unchanged,
+    """The reference is solve_dual_qp, the active-set solver (kept as first written,
     the default; itself checked against SLSQP above).  The CD solver is feasible, its
     objective is within its duality gap of the reference optimum, and that gap is ≤ tol
     whenever it stopped before its step cap (on ill-conditioned K it may not: the reason the
@@ -525,7 +525,7 @@ def test_cd_solver_fit_reaches_the_active_set_objective():
         MILSD(solver="smo").fit(B, y)
 
 
-# ----------------------------------------------------------------------------- shared setup (#26)
+# ----------------------------------------------------------------------------- shared setup
 def graph_data(n=36, seed=9, d=3):
     bags, y = mil_data(n, d, seed=seed)
     ids = [f"b{i}" for i in range(n)]

@@ -1,4 +1,4 @@
-"""MIORDM's kernel on sparse input (issue #26): CSR products, the packed kernel shared by an
+"""MIORDM's kernel on sparse input: CSR products, the packed kernel shared by an
 inner-CV grid — the same model as the dense products to round-off, the same representatives."""
 
 import numpy as np

@@ -1,4 +1,4 @@
-"""The run unit (issue #16): one method's cells in one process, spread over forked workers."""
+"""The run unit: one method's cells in one process, spread over forked workers."""
 import json
 import logging
 

@@ -1,12 +1,12 @@
-"""A real SLURM run of the pipeline (issue #10): one-node cluster on localhost, Snakemake's SLURM
+"""A real SLURM run of the pipeline: one-node cluster on localhost, Snakemake's SLURM
 executor through profiles/slurm, scores identical to a local run.
 
 Needs root and the Debian packages slurm-wlm + munge (.ci/slurm-setup.sh installs them); skips
 with the reason otherwise. tests/slurm/setup-slurm.sh starts munged, slurmctld and slurmd (no
 slurmdbd: job states come from squeue), tests/slurm/teardown-slurm.sh stops them by PID.
-Issue #29 adds, run beside it in a thread: the preflight (over-limit requests stop `-n`), and a
+Run beside it in a thread: the preflight (over-limit requests stop `-n`), and a
 stop/resume scenario (scancel, SIGTERM, SIGKILL + orphans, resume). ~140 s on a 2-core machine
-at load 2 (77 s without the issue-29 scenarios, same load): mostly the plugin's status polling
+at load 2 (77 s without the preflight and stop/resume scenarios, same load): mostly the plugin's status polling
 and two Snakemake starts per SLURM job.
 """
 import os

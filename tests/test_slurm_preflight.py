@@ -1,4 +1,4 @@
-"""SLURM preflight and orphan finding without a cluster (issue #29): sample `scontrol` /
+"""SLURM preflight and orphan finding without a cluster: sample `scontrol` /
 `sinfo` / `squeue` output, the over-limit messages, the attempt headers of rule logs."""
 import math
 import re

@@ -1,4 +1,4 @@
-"""MIORDM's baselines on sparse input (issue #26): MIRSVM, KI-SVM, MILDM and Citation-kNN's
+"""MIORDM's baselines on sparse input (WebKB's TF-IDF passages): MIRSVM, KI-SVM, MILDM and Citation-kNN's
 Hausdorff tables through CSR products, their data-only tables shared by an inner-CV grid — the
 same model as the dense products (the code before) to round-off, the same representatives."""
 

@@ -506,7 +506,7 @@ def test_control_by_classifier_or_selector_name(scores):
 
 
 def test_friedman_note_says_when_it_cannot_say_much():
-    """Issue #28's case, N = 2 data sets and k = 14 methods: CD 14.03 exceeds any rank gap."""
+    """N = 2 data sets and k = 14 methods: CD 14.03 exceeds any rank gap."""
     cd = S.critical_difference(14, 2)
     assert cd == pytest.approx(14.03, abs=0.01)
     note = S.friedman_note(14, 2, cd, reject=True, n_nemenyi_significant=0)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from _paths import REPO
+from benchmarks import REPO
 from milbench.data.folds import make_folds, split
 from milbench.data.store import read_bags
 from milbench.experiment.config import load_config

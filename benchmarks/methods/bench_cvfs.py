@@ -3,7 +3,7 @@
 The runtime comparison of the paper's Fig. 9 (cvfs-mil.txt), and optionally a short
 cross-validated accuracy comparison with MILR after selection.
 
-    python benchmarks/methods/bench_cvfs.py [--bags results/bags/corel-cats@<source tag>] [--m 200] [--cv 3 --ms 50,200]
+    python -m benchmarks.methods.bench_cvfs [--bags results/bags/corel-cats@<source tag>] [--m 200] [--cv 3 --ms 50,200]
 
 Without ``--bags`` (or when the folder is missing) a random 3-view set with Corel's shape
 (600 bags × 5 regions × 3 × 256 histogram features) is used and the output says so.  Times are
@@ -13,7 +13,6 @@ selection, MILR) for CVFS and every baseline × strategy and prints accuracy / A
 """
 from __future__ import annotations
 
-import _paths  # noqa: F401 - benchmarks/ and workflow/ on sys.path
 import argparse
 import time
 from dataclasses import replace

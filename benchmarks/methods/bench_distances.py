@@ -6,11 +6,11 @@ that they agree and prints the speed-up ratio (target ≥ 20×).  "two sets" is 
 through the general query × training path (the bags passed twice, as separate arrays): the
 ratio is what the symmetric self table saves (minimal Hausdorff: half the products).
 
-    OMP_NUM_THREADS=1 python benchmarks/methods/bench_distances.py [--data ../shared/data] [--repeats 3]
+    OMP_NUM_THREADS=1 python -m benchmarks.methods.bench_distances [--data ../shared/data] [--repeats 3]
 """
 from __future__ import annotations
 
-from _paths import DATA
+from benchmarks import DATA
 import argparse
 
 import numpy as np
@@ -20,7 +20,7 @@ from milbench.classifiers.distances import bag_distances, stacked_bag_distances
 from milbench.data.bags import stack
 from milbench.data.sources import load_dataset
 
-from _timing import best_of
+from benchmarks._timing import best_of
 
 
 def naive(bags, metric):

@@ -1,6 +1,6 @@
 """HyDR-MI fitness: classifiers' fast path vs the reference refit, CPU per evaluation and GA run.
 
-Measured in the same run on the same chromosomes (issue #17).
+Measured in the same run on the same chromosomes.
 
 Data: ``--dataset`` (default elephant: 200 bags, 1,391 instances x 230), one outer 10-fold training
 part (fold 0, seed 0), min-max scaled, ReliefF-MI adapted 50 % filter (115 genes; 70 % for musk) --
@@ -18,11 +18,11 @@ fast-path classifier, ``fast_fitness`` False vs True, measured (not extrapolated
 select the same subset.
 
 ``--fitness-study``: instead, the outer 10-fold CV test accuracy of HyDR-MI with
-``fitness: cv`` vs ``fitness: train`` (issue #17 item 4) on elephant and musk1, target classifier
+``fitness: cv`` vs ``fitness: train`` on elephant and musk1, target classifier
 MI-Simple (tree) for the GA and the final model, REDUCED GA (``--population`` 50,
 ``--generations`` 20, one seed), with the selected subset sizes and the selector's CPU.
 
-``--warm``: warm starts (issue #17 item 2) of the ``--classifiers`` that have them (emdd, midd,
+``--warm``: warm starts (``warm_start``) of the ``--classifiers`` that have them (emdd, midd,
 mdd, milr), measured on GA runs rather than on a fixed chromosome list (a warm fit depends on
 the run's history): one HyDR-MI GA (``--population``, ``--generations``, one seed) on the
 elephant training part above per ``--settings`` entry -- ``cold`` (warm_start False, the
@@ -39,27 +39,27 @@ docs/budget.md), ``--seconds`` of sampled fits.
 entry on ``--datasets`` (elephant, musk1), REDUCED GA (``--population``, ``--generations``,
 one seed), with subset sizes, inner fitness, evaluations and the selector's CPU.
 
-Usage: python benchmarks/methods/bench_hydr_ga.py [--data ../shared/data] [--evals 200]
+Usage: python -m benchmarks.methods.bench_hydr_ga [--data ../shared/data] [--evals 200]
        [--classifiers mi-simple mi-wrapper emdd mi-boost citation-knn] [--fitness cv]
        [--dataset elephant]
        [--full-run]
-       python benchmarks/methods/bench_hydr_ga.py --fitness-study [--population 50] [--generations 20]
-       python benchmarks/methods/bench_hydr_ga.py --warm --classifiers emdd midd mdd milr [--population 20]
+       python -m benchmarks.methods.bench_hydr_ga --fitness-study [--population 50] [--generations 20]
+       python -m benchmarks.methods.bench_hydr_ga --warm --classifiers emdd midd mdd milr [--population 20]
            [--generations 10] [--settings cold warm2 warm0]
-       python benchmarks/methods/bench_hydr_ga.py --warm-study [--outer 5] [--datasets musk1]
+       python -m benchmarks.methods.bench_hydr_ga --warm-study [--outer 5] [--datasets musk1]
            [--classifiers emdd midd mdd]
            [--settings cold warm2 warm0]
-       python benchmarks/methods/bench_hydr_ga.py --budget [--seconds 480]
+       python -m benchmarks.methods.bench_hydr_ga --budget [--seconds 480]
 """
 from __future__ import annotations
 
-from _paths import DATA, REPO
+from benchmarks import DATA, REPO
 import argparse
 import time
 
 import numpy as np
 
-from _timing import best_of
+from benchmarks._timing import best_of
 
 # config/paper/hydr.yaml's entries; the share of --evals each one scores (costly ones fewer)
 CLASSIFIERS = {

@@ -1,6 +1,6 @@
 """Corel image chain: CPU per image and stage; codebook fit on 2 cores vs 1, wall s and speed-up.
 
-    python benchmarks/methods/bench_images.py [--n 40] [--codebook 256] [--source PATH]
+    python -m benchmarks.methods.bench_images [--n 40] [--codebook 256] [--source PATH]
 
 Images: the real Corel-5k archive (../shared/data/corel5k/corel5k.tar.gz, extracted to a temp
 folder — 0.5 s) when present, else SYNTHETIC scenes of the same size (192 × 128).  It prints,
@@ -11,7 +11,7 @@ k-means), as wall time and the 2-core speed-up, measured in the same run.
 """
 from __future__ import annotations
 
-from _paths import DATA
+from benchmarks import DATA
 import argparse
 import tempfile
 import time

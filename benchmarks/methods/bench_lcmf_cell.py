@@ -16,7 +16,7 @@ accuracy, and whether every inner-CV score and every test score is equal.
 does (cells with the same repeat share a seed, so they share a factorisation), and prints each
 cell's CPU, factorisations, chosen svm_C and accuracy: run it on two checkouts to compare code.
 
-    OMP_NUM_THREADS=1 python benchmarks/methods/bench_lcmf_cell.py \\
+    OMP_NUM_THREADS=1 python -m benchmarks.methods.bench_lcmf_cell \\
         --bags results/bags/webkb-faculty@<tag> [--ratio 0.2 ...] [--cells 1] [--job]
 
 Cells are repeats 0..cells-1 of the config's ratio protocol (seed 0) at each ``--ratio``.
@@ -28,7 +28,7 @@ import contextlib
 
 import numpy as np
 
-from _milsd_cell import BAGS, EXP, RATIOS, fit_cell, load, method_spec
+from benchmarks.methods._milsd_cell import BAGS, EXP, RATIOS, fit_cell, load, method_spec
 from milbench.classifiers.lcmf import FACTOR_CACHE
 
 LCMF_SPEC = method_spec("lcmf")

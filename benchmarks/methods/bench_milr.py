@@ -3,9 +3,9 @@
 The logistic regression sees the same stacked instances (instances inherit bag labels), same C
 and tolerance.
 
-    python benchmarks/methods/bench_milr.py [--repeats 5]
+    python -m benchmarks.methods.bench_milr [--repeats 5]
 """
-from _paths import DATA
+from benchmarks import DATA
 import argparse
 import os
 
@@ -18,7 +18,7 @@ from milbench.classifiers.milr import COMBINE, MILR  # noqa: E402
 from milbench.data.sources import load_dataset  # noqa: E402
 from milbench.preprocessing import BagScaler  # noqa: E402
 
-from _timing import best_of  # noqa: E402
+from benchmarks._timing import best_of  # noqa: E402
 
 
 def main():

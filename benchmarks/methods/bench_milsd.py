@@ -7,31 +7,33 @@ rounds, cutting-plane iterations per round, CPU seconds, and the ratio to one Li
 measured in the same run.  Then the same on protein-graph (5-fold CV).  ``--accuracy`` adds a
 short accuracy run at ratio 0.2 (a few repeats, fixed C, μ; no inner CV) for the three tasks.
 
-    python benchmarks/methods/bench_milsd.py [--bags results/bags/webkb-student@<source tag>] [--accuracy]
+    python -m benchmarks.methods.bench_milsd [--bags results/bags/webkb-student@<source tag>] [--accuracy]
 
-``--grid`` (issue #26) times the tuned grid of config/paper/milsd.yaml instead: on webkb-faculty
-and webkb-student at ``--ratios`` (transductive, as the config), the inner-CV fits of a
-sample of the 11 C x 4 mu grid (``--grid-mu`` columns, every C, ``--folds`` of the 5 inner folds)
-by the OLD code (milsd.py at ``--old-ref``, loaded from git into this process), the NEW code
-(default: the same models bit for bit; working-set buffers, per-fold setup shared across the
-grid) and NEW with ``warm_C=True``; CPU seconds per fit and per sample, ratios, the J
-objective and test accuracy of every fit; with all 5 folds also the chosen (C, mu), its
-refit's J and test accuracy.  The CPU of a tuned cell (44 x 5 + 1 fits) is scaled up from
-the sample: 5 / folds x 4 / len(mu) x (sample CPU) + the mean fit for the refit.
+``--grid`` times the tuned grid of config/paper/milsd.yaml instead: on webkb-faculty and
+webkb-student at ``--ratios`` (transductive, as the config), the inner-CV fits of a sample of the
+11 C x 4 mu grid (``--grid-mu`` columns, every C, ``--folds`` of the 5 inner folds) under MILSD's
+own options, one after the other in this run (``--variants``): ``no-reuse`` (every fit builds
+its own design matrix, graph and round-1 cuts: ``SETUP_CACHE`` off), ``reuse`` (the setup shared
+by the grid's fits, as a run's cell; the same models bit for bit), ``cd`` (reuse and
+``solver="cd"``) and ``warm`` (reuse and ``warm_C=True``); CPU seconds per fit and per sample,
+ratios to the first variant, the J objective and test accuracy of every fit; with all 5 folds
+also the chosen (C, mu), its refit's J and test accuracy.  The CPU of a tuned cell (44 x 5 + 1
+fits) is scaled up from the sample: 5 / folds x 4 / len(mu) x (sample CPU) + the mean fit for
+the refit.
 
-    python benchmarks/methods/bench_milsd.py --grid --bags results/bags/webkb-student@<tag> \
-        [--ratios 0.2 0.5] [--grid-mu 0.1] [--folds 1] [--variants old new warm]
+    python -m benchmarks.methods.bench_milsd --grid --bags results/bags/webkb-student@<tag> \
+        [--ratios 0.2 0.5] [--grid-mu 0.1] [--folds 1] [--variants no-reuse reuse warm]
 
 ``--qp`` records every 15th restricted dual QP of one webkb-faculty fit (``--C``, ``--mu``,
-first ``--ratios``) and times the active set (unchanged) and the CD solver on them
-(objectives compared):  python benchmarks/methods/bench_milsd.py --qp --C 32 --bags ...
+first ``--ratios``) and solves them with both of MILSD's solvers, the active set and CD
+(objectives compared):  python -m benchmarks.methods.bench_milsd --qp --C 32 --bags ...
 
 Without ``--bags`` the WebKB archive in ../shared/data is extracted (safe_extract) and parsed
 here (~1 min).  Single-threaded BLAS is assumed (OMP_NUM_THREADS=1).
 """
 from __future__ import annotations
 
-from _paths import DATA, REPO
+from benchmarks import DATA
 import argparse
 import tempfile
 import time
@@ -45,7 +47,7 @@ from milbench.classifiers.milsd import MILSD
 from milbench.experiment.fold import Unlabeled
 from milbench.utils.cache import reuse
 
-from _timing import best_of
+from benchmarks._timing import best_of
 
 
 def stratified(y, ratio, seed):
@@ -158,23 +160,10 @@ def accuracy_run(tasks, ratio, repeats, C, mu):
 
 
 GRID_C = [0.03125, 0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0]   # milsd.yaml
-OLD_REF = "49e8e6c"                          # main before issue #26's MILSD changes
+VARIANTS = {"no-reuse": {}, "reuse": {}, "cd": {"solver": "cd"}, "warm": {"warm_C": True}}
 
 
-def load_old_module(ref):
-    """milsd.py as it was at ``ref`` (git), as a module of this process: the OLD code."""
-    import subprocess
-    import types
-    src = subprocess.run(["git", "-C", str(REPO), "show",
-                          f"{ref}:workflow/milbench/classifiers/milsd.py"],
-                         capture_output=True, text=True, check=True).stdout
-    mod = types.ModuleType("milbench.classifiers._milsd_old")
-    mod.__package__ = "milbench.classifiers"
-    exec(compile(src, f"milsd.py@{ref}", "exec"), mod.__dict__)
-    return mod
-
-
-def grid_run(bags, ratio, repeat, mus, n_folds, variants, old_ref):
+def grid_run(bags, ratio, repeat, mus, n_folds, variants):
     """Inner-CV fits of the C x ``mus`` sample in GridSearchCV's order (C outer, μ, fold)."""
     from sklearn.model_selection import StratifiedKFold
 
@@ -186,18 +175,18 @@ def grid_run(bags, ratio, repeat, mus, n_folds, variants, old_ref):
     folds = list(StratifiedKFold(5, shuffle=True, random_state=repeat)
                  .split(np.zeros(len(train)), train.labels))[:n_folds]
     inner = [(train.subset(a), train.subset(b)) for a, b in folds]
-    classes = {"old": load_old_module(old_ref).MILSD, "new": MILSD, "warm": MILSD}
     out = {}
     for v in variants:
         M.SETUP_CACHE.clear()
-        kw = {"warm_C": True} if v == "warm" else {}
+        kw = VARIANTS[v]
         fits = []                                     # (C, mu, fold, cpu, J, val acc, test acc)
         for C in GRID_C:
             for mu in mus:
                 for f, (A, B) in enumerate(inner):
-                    est = classes[v](C=C, mu=mu, scaling="sum", **kw)
+                    est = MILSD(C=C, mu=mu, scaling="sum", **kw)
                     t = time.process_time()
-                    est.fit(A, A.labels, unlabeled=unl.complement(A))
+                    with reuse(v != "no-reuse"):
+                        est.fit(A, A.labels, unlabeled=unl.complement(A))
                     cpu = time.process_time() - t
                     fits.append((C, mu, f, cpu, est.diagnostics_["objective"],
                                  float((est.predict(B) == B.labels).mean()),
@@ -208,9 +197,10 @@ def grid_run(bags, ratio, repeat, mus, n_folds, variants, old_ref):
             pts = [(C, mu) for C in GRID_C for mu in mus]
             means = [a[(a[:, 0] == C) & (a[:, 1] == mu), 5].mean() for C, mu in pts]
             C, mu = pts[int(np.argmax(means))]         # first best, as GridSearchCV's rank 1
-            est = classes[v](C=C, mu=mu, scaling="sum", **kw)
+            est = MILSD(C=C, mu=mu, scaling="sum", **kw)
             t = time.process_time()
-            est.fit(train, train.labels, unlabeled=unl.complement(train))
+            with reuse(v != "no-reuse"):
+                est.fit(train, train.labels, unlabeled=unl.complement(train))
             res["refit"] = (C, mu, float(max(means)), time.process_time() - t,
                             est.diagnostics_["objective"],
                             float((est.predict(test) == test.labels).mean()))
@@ -218,13 +208,12 @@ def grid_run(bags, ratio, repeat, mus, n_folds, variants, old_ref):
     return out
 
 
-def qp_report(bags, ratio, C, mu, every, old_ref):
-    """The restricted dual QPs of one B-MILSD fit (every ``every``-th), solved by the active
-    set (milsd.py@old_ref, unchanged) and the CD solver at the gap the fit would use
-    (qp_gap = 0.01 and 0.1 of C·ε1 + μ·ε2): CPU seconds and dual objectives."""
+def qp_report(bags, ratio, C, mu, every):
+    """The restricted dual QPs of one B-MILSD fit (every ``every``-th), solved by MILSD's two
+    solvers: the active set and CD at the gap the fit would use (qp_gap = 0.01 and 0.1 of
+    C·ε1 + μ·ε2): CPU seconds and dual objectives."""
     from milbench.classifiers import milsd as M
 
-    old = load_old_module(old_ref)
     tr, _ = stratified(bags.labels, ratio, 0)
     train = bags.subset(tr)
     rec, solve = [], M.SOLVERS["active-set"]
@@ -246,7 +235,7 @@ def qp_report(bags, ratio, C, mu, every, old_ref):
     print(f"\nrestricted dual QPs of one fit (C={C}, mu={mu}, ratio {ratio}, {len(train)} bags): "
           f"{len(rec)} of {spy.n} recorded, m = {min(len(r[1]) for r in rec)}.."
           f"{max(len(r[1]) for r in rec)}")
-    runs = {"active set": lambda r: old.solve_dual_qp(*r),
+    runs = {"active set": lambda r: M.solve_dual_qp(*r),
             "cd, gap .1(Ce1+me2)": lambda r: M.solve_dual_cd(*r, tol=0.1 * eps),
             "cd, gap .01(Ce1+me2)": lambda r: M.solve_dual_cd(*r, tol=0.01 * eps)}
     base = None
@@ -265,22 +254,22 @@ def qp_report(bags, ratio, C, mu, every, old_ref):
               f"objective below its by max {rel.max():.1e} (mean {rel.mean():.1e})")
 
 
-def grid_report(tasks, ratios, mus, n_folds, variants, old_ref, repeat=0):
-    print(f"\nMILSD tuned-grid sample (issue #26): C in 2^[-5..5] x mu {mus}, {n_folds} of 5 "
-          f"inner folds, transductive, scaling=sum, repeat {repeat}; OLD = milsd.py@{old_ref}")
+def grid_report(tasks, ratios, mus, n_folds, variants, repeat=0):
+    print(f"\nMILSD tuned-grid sample: C in 2^[-5..5] x mu {mus}, {n_folds} of 5 inner folds, "
+          f"transductive, scaling=sum, repeat {repeat}")
     scale = 5 / n_folds * 4 / len(mus)
     for t, bags in tasks.items():
         for ratio in ratios:
-            res = grid_run(bags, ratio, repeat, mus, n_folds, variants, old_ref)
+            res = grid_run(bags, ratio, repeat, mus, n_folds, variants)
             print(f"\n webkb-{t} ratio {ratio}:")
-            base = res.get("old", res[variants[0]])
+            base = res[variants[0]]
             for v, r in res.items():
                 a = r["fits"]
                 n = len(a)
                 cell = scale * r["cpu"] + r["cpu"] / n
                 dJ = (a[:, 4] - base["fits"][:, 4]) / base["fits"][:, 4]
                 same_acc = (a[:, 6] == base["fits"][:, 6]).mean()
-                ref = "old" if "old" in res else variants[0]
+                ref = variants[0]
                 print(f"  {v:<5} {n} fits {r['cpu']:8.1f} s CPU ({r['cpu'] / n:6.2f} s/fit, "
                       f"x{base['cpu'] / r['cpu']:.2f} vs {ref})"
                       f"  cell est. {cell:7.0f} s  J rel. diff vs base max {np.abs(dJ).max():.1e}"
@@ -303,24 +292,23 @@ def main():
     ap.add_argument("--max-features", type=int, default=3000)
     ap.add_argument("--accuracy", action="store_true")
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--grid", action="store_true", help="time the tuned grid (issue #26)")
+    ap.add_argument("--grid", action="store_true", help="time the tuned grid under --variants")
     ap.add_argument("--ratios", type=float, nargs="+", default=[0.2])
     ap.add_argument("--grid-mu", type=float, nargs="+", default=[0.1], dest="mus")
     ap.add_argument("--folds", type=int, default=1, choices=range(1, 6))
     ap.add_argument("--tasks", nargs="+", default=["faculty", "student"])
-    ap.add_argument("--variants", nargs="+", default=["old", "new", "warm"],
-                    choices=["old", "new", "warm"])
-    ap.add_argument("--old-ref", default=OLD_REF)
+    ap.add_argument("--variants", nargs="+", default=["no-reuse", "reuse", "warm"],
+                    choices=list(VARIANTS), help="ratios are to the first")
     ap.add_argument("--qp", action="store_true",
                     help="time the restricted dual QPs of one fit: active set vs CD")
     a = ap.parse_args()
     if a.qp:
         bags = load_tasks(a.bags, ("faculty",), a.max_features)["faculty"]
-        qp_report(bags, a.ratios[0], a.C, a.mu, 15, a.old_ref)
+        qp_report(bags, a.ratios[0], a.C, a.mu, 15)
         return
     if a.grid:
         grid_report(load_tasks(a.bags, a.tasks, a.max_features), a.ratios, a.mus, a.folds,
-                    a.variants, a.old_ref)
+                    a.variants)
         return
     tasks = ("course", "faculty", "student") if a.accuracy else ("student",)
     data = load_tasks(a.bags, tasks, a.max_features)

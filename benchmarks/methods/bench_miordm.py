@@ -1,11 +1,11 @@
 """MIORDM fit vs one scikit-learn SVC fit (CPU s, ratio per round), same run; miordm.txt Table 5.
 
-    OMP_NUM_THREADS=1 python benchmarks/methods/bench_miordm.py [--data ../shared/data] [--repeat 3]
+    OMP_NUM_THREADS=1 python -m benchmarks.methods.bench_miordm [--data ../shared/data] [--repeat 3]
         [--datasets musk1,musk2,tiger,elephant,fox] [--pure-dcd] [--cache]
-    OMP_NUM_THREADS=1 python benchmarks/methods/bench_miordm.py --faculty
-        [--bags results/bags/webkb-faculty@src-6455812d] [--old-candidates 4]
-    OMP_NUM_THREADS=1 python benchmarks/methods/bench_miordm.py --density
-    OMP_NUM_THREADS=1 python benchmarks/methods/bench_miordm.py --baselines
+    OMP_NUM_THREADS=1 python -m benchmarks.methods.bench_miordm --faculty
+        [--bags results/bags/webkb-faculty@src-6455812d] [--candidates 4]
+    OMP_NUM_THREADS=1 python -m benchmarks.methods.bench_miordm --density
+    OMP_NUM_THREADS=1 python -m benchmarks.methods.bench_miordm --baselines
         [mirsvm,kisvm,mildm,citation-knn] [--bags results/bags/webkb-faculty@src-6455812d]
 
 For every dataset: min-max scaling, a stratified 80 % training split (seed 0), MIORDM with
@@ -20,51 +20,47 @@ For every dataset: min-max scaling, a stratified 80 % training split (seed 0), M
 ``--pure-dcd`` also times MIORDM with ``newton_every=0`` (Eq. 31 sweeps only, no face-Newton
 step), to show what the hybrid solver buys.
 
-``--cache`` measures the kernel reuse instead (CPU seconds, all variants in this run, same
-80 % training bags): (a) one fit (cold cache) with the kernel blocks computed every round —
-the code before the precomputed kernel (``FULL_KERNEL_MAX_BYTES = 0``) — vs the kernel of all
-instances and bag means computed once; (b) the config/paper/miordm.yaml inner CV, the
-pipeline's GridSearchCV of min-max scaling + MIORDM over 4 λ × 3 θ × 3 μ = 36 candidates ×
-5 folds + the refit, per round / precomputed with the cache off / precomputed and cached
-("kernels": computed / looked up in the cached run); the chosen parameters and every
-candidate's score must agree ("same"); (c) Citation-kNN's GridSearchCV over 4 references × 4
-citers × 5 folds + the refit with its bag-distance tables cached or not.
+``--cache`` measures the kernel reuse instead (CPU seconds, same run, same 80 % training bags):
+the config/paper/miordm.yaml inner CV, the pipeline's GridSearchCV of min-max scaling + MIORDM
+over 4 λ × 3 θ × 3 μ = 36 candidates × 5 folds + the refit, with the kernel cache off
+(``milbench.utils.cache.CACHE.disabled()``: every fit computes its kernel) and on ("kernels":
+computed / looked up); the chosen parameters and every candidate's score must agree ("same");
+and Citation-kNN's GridSearchCV over 4 references × 4 citers × 5 folds + the refit with its
+bag-distance tables cached or not.
 
 ``--faculty`` measures the sparse kernel on WebKB faculty (config/paper/miordm.yaml
 ``miordm-faculty``; bags read from the ``--bags`` store) at the 80 % holdout split (seed 0,
-split 0), CPU seconds, OLD (dense products every round: ``SPARSE_MAX_DENSITY = 0``, the code
-before) vs NEW in this run:
-(a) one fit (λ = 2⁸, θ = μ = 0.7, cold cache; run after (b)'s NEW cell): OLD, NEW with CSR
-    products every round (``PACKED_KERNEL_MAX_BYTES = 0``), NEW (packed kernel where it fits);
-    the largest bag-score and dual-coefficient differences and whether the representatives
-    are the same;
+split 0), CPU seconds, MIORDM's own ways in this run:
+(a) one fit (λ = 2⁸, θ = μ = 0.7, cold cache; run after (b)'s cell): CSR products every round
+    (the kernel cache bounded below the packed kernel, as a worker with little memory runs it)
+    against the packed kernel computed once; the largest bag-score and dual-coefficient
+    differences and whether the representatives are the same;
 (b) the tuned cell: the pipeline's GridSearchCV (min-max + MIORDM, 36 candidates × 5 inner
-    folds + the refit) NEW in full — CPU, chosen point, test accuracy, kernels computed /
-    looked up, cache bytes, peak RSS; OLD on ``--old-candidates`` candidates (NEW's chosen point
-    first, the rest spread over the grid) × 5 folds + the refit of the chosen point, scaled to
-    36 candidates (the refit counted once), with every shared candidate's inner-CV score and
-    the test accuracy compared; the experiment's MIORDM CPU = 50 splits × the cell.
+    folds + the refit) in full — CPU, chosen point, test accuracy, kernels computed / looked up,
+    cache bytes, peak RSS; then with the kernel cache off on ``--candidates`` candidates (the
+    chosen point first, the rest spread over the grid) × 5 folds + the refit of the chosen
+    point, scaled to 36 candidates, with every shared candidate's inner-CV score and the test
+    accuracy compared; the experiment's MIORDM CPU = 50 splits × the cell.
 
-``--baselines [names]`` measures the same lever on the config's other kernel / distance
-baselines on WebKB faculty (the 80 % split above, CPU seconds, OLD = the code before: dense
-products, and no cache where it had none; NEW in this run): MIRSVM, KI-SVM, MILDM (kernels or
-bag mappings through CSR, data-only tables kept for every grid point of a fold) and
-Citation-kNN (Hausdorff tables through CSR).  Per method: one fit at the grid's middle point
-(cold cache) with the largest test bag-score difference; the tuned cell (the pipeline's
-GridSearchCV, all candidates × 5 inner folds + the refit) OLD and NEW in full, the chosen
-point, the largest inner-CV score difference, test accuracy and AUROC, and the 50 splits' CPU.
+``--baselines [names]`` measures the same sharing on the config's other kernel / distance
+baselines on WebKB faculty (the 80 % split above, CPU seconds, kernel cache off and on in this
+run): MIRSVM, KI-SVM, MILDM (packed kernel or data-only tables kept for every grid point of a
+fold) and Citation-kNN (Hausdorff tables).  Per method: one fit at the grid's middle point with
+the largest test bag-score difference; the tuned cell (the pipeline's GridSearchCV, all
+candidates × 5 inner folds + the refit) off and on in full, the chosen point, the largest
+inner-CV score difference, test accuracy and AUROC, and the 50 splits' CPU.
 
 ``--density`` times one RBF kernel block (3000 × 3000 random sparse instances against 700 of
 them, d = 3000) dense vs CSR at densities 1–20 %: where odm.SPARSE_MAX_DENSITY comes from.
 """
 from __future__ import annotations
 
-from _paths import DATA, REPO
+from benchmarks import DATA, REPO
 import argparse
 import contextlib
 from pathlib import Path
 
-from _timing import best_of
+from benchmarks._timing import best_of
 from milbench.utils.cache import reuse
 
 PAPER_TABLE5 = {"musk1": 0.08, "musk2": 1.16, "tiger": 0.35, "elephant": 0.30, "fox": 0.36}
@@ -73,30 +69,16 @@ PAPER_GRID = {"lam": [128.0, 256.0, 512.0, 1024.0], "theta": [0.6, 0.7, 0.8],
 
 
 @contextlib.contextmanager
-def per_round_kernel():
-    """MIORDM as before the precomputed kernel: every round computes its own kernel blocks."""
-    from milbench.classifiers import miordm
-    cap, miordm.FULL_KERNEL_MAX_BYTES = miordm.FULL_KERNEL_MAX_BYTES, 0
+def cache_bound(nbytes):
+    """Bound the kernel cache at ``nbytes`` for the block, as a method job's runner bounds it
+    per worker (:func:`milbench.utils.cache.bound_per_worker`): below five times the packed
+    kernel, MIORDM computes its kernel blocks through CSR every round."""
+    from milbench.utils.cache import CACHE
+    kept, CACHE.max_bytes = CACHE.max_bytes, nbytes
     try:
         yield
     finally:
-        miordm.FULL_KERNEL_MAX_BYTES = cap
-
-
-@contextlib.contextmanager
-def patched(**values):
-    """Set module constants of milbench.classifiers.miordm (or odm, where the name lives) for
-    the block."""
-    from milbench.classifiers import miordm, odm
-    homes = {k: odm if hasattr(odm, k) and not hasattr(miordm, k) else miordm for k in values}
-    old = {k: getattr(homes[k], k) for k in values}
-    for k, v in values.items():
-        setattr(homes[k], k, v)
-    try:
-        yield
-    finally:
-        for k, v in old.items():
-            setattr(homes[k], k, v)
+        CACHE.max_bytes = kept
 
 
 def faculty_split(bags_dir):
@@ -119,23 +101,23 @@ def faculty_split(bags_dir):
 
 
 # config/paper/miordm.yaml's baselines on WebKB faculty: spec, one fit's parameters (the grid's
-# middle point), and whether the code before cached its data-only tables (Citation-kNN did)
+# middle point)
 BASELINES = {
     "mirsvm": ({"name": "mirsvm", "kernel": "rbf", "tune": {"C": [0.1, 1.0, 10.0, 100.0]}},
-               {"C": 1.0}, False),
+               {"C": 1.0}),
     "kisvm": ({"name": "kisvm", "kernel": "rbf", "tune": {"C": [0.1, 1.0, 10.0, 100.0]}},
-              {"C": 1.0}, False),
+              {"C": 1.0}),
     "mildm": ({"name": "mildm", "estimator": "knn", "tune": {"m": [0.05, 0.1, 0.2, 0.5]}},
-              {"m": 0.1}, False),
+              {"m": 0.1}),
     "citation-knn": ({"name": "citation-knn", "metric": "min",
                       "tune": {"references": [1, 2, 3], "citers": [2, 4, 6]}},
-                     {"references": 2, "citers": 4}, True),
+                     {"references": 2, "citers": 4}),
 }
 
 
 def baselines_table(bags_dir, names):
-    """OLD (dense products; no cache where the code before had none) vs NEW (CSR products,
-    packed kernel / data-only tables cached per fold), CPU seconds, same run."""
+    """Kernel cache off (every fit computes its kernel / tables) vs on (the packed kernel and
+    data-only tables shared per fold), CPU seconds, same run."""
     import time
 
     import numpy as np
@@ -150,19 +132,12 @@ def baselines_table(bags_dir, names):
     sc = BagScaler("minmax").fit(train)
     str_, ste = sc.transform(train), sc.transform(test)
 
-    def old(cached_before):
-        stack = contextlib.ExitStack()
-        stack.enter_context(patched(SPARSE_MAX_DENSITY=0.0))
-        if not cached_before:
-            stack.enter_context(CACHE.disabled())
-        return stack
-
-    total = {"OLD": 0.0, "NEW": 0.0}
+    ways = (("OFF", CACHE.disabled), ("ON", contextlib.nullcontext))
+    total = {"OFF": 0.0, "ON": 0.0}
     for name in names:
-        spec, point, cached_before = BASELINES[name]
+        spec, point = BASELINES[name]
         one = {}
-        for label, context in (("OLD", lambda: old(cached_before)),
-                               ("NEW", contextlib.nullcontext)):
+        for label, context in ways:
             CACHE.clear()
             with context():
                 m = make("classifier", {**{k: v for k, v in spec.items() if k != "tune"},
@@ -172,13 +147,12 @@ def baselines_table(bags_dir, names):
                 t = time.process_time()
                 m.fit(str_, train.labels)
                 one[label] = (time.process_time() - t, m.decision_function(ste))
-        d = np.abs(one["NEW"][1] - one["OLD"][1]).max()
-        print(f"{name} one fit {point} (cold cache): OLD {one['OLD'][0]:.2f} s, NEW "
-              f"{one['NEW'][0]:.2f} s, x{one['OLD'][0] / one['NEW'][0]:.1f}; max |test bag "
+        d = np.abs(one["ON"][1] - one["OFF"][1]).max()
+        print(f"{name} one fit {point}: cache off {one['OFF'][0]:.2f} s, on "
+              f"{one['ON'][0]:.2f} s, x{one['OFF'][0] / one['ON'][0]:.1f}; max |test bag "
               f"score diff| {d:.1e}", flush=True)
         cell = {}
-        for label, context in (("OLD", lambda: old(cached_before)),
-                               ("NEW", contextlib.nullcontext)):
+        for label, context in ways:
             CACHE.clear()
             with context():
                 est = build_estimator("minmax", {"name": "none"}, spec)
@@ -189,21 +163,21 @@ def baselines_table(bags_dir, names):
                 auc = roc_auc_score(test.labels, est.decision_function(test))
             cell[label] = (cpu, est, acc, auc)
             total[label] += cpu
-        (o_cpu, o, o_acc, o_auc), (n_cpu, n, n_acc, n_auc) = cell["OLD"], cell["NEW"]
+        (o_cpu, o, o_acc, o_auc), (n_cpu, n, n_acc, n_auc) = cell["OFF"], cell["ON"]
         scores_diff = np.abs(o.cv_results_["mean_test_score"]
                              - n.cv_results_["mean_test_score"]).max()
-        print(f"{name} tuned cell ({len(n.cv_results_['params'])} candidates x 5 + refit): OLD "
-              f"{o_cpu:.1f} s, NEW {n_cpu:.1f} s, x{o_cpu / n_cpu:.1f}; chosen OLD "
-              f"{o.best_params_} NEW {n.best_params_}; max |inner-CV score diff| "
-              f"{scores_diff:.4f}; test accuracy OLD {o_acc:.4f} NEW {n_acc:.4f}, AUROC OLD "
-              f"{o_auc:.4f} NEW {n_auc:.4f}; 50 splits: OLD {50 * o_cpu / 3600:.2f} CPU-h, NEW "
+        print(f"{name} tuned cell ({len(n.cv_results_['params'])} candidates x 5 + refit): off "
+              f"{o_cpu:.1f} s, on {n_cpu:.1f} s, x{o_cpu / n_cpu:.1f}; chosen off "
+              f"{o.best_params_} on {n.best_params_}; max |inner-CV score diff| "
+              f"{scores_diff:.4f}; test accuracy off {o_acc:.4f} on {n_acc:.4f}, AUROC off "
+              f"{o_auc:.4f} on {n_auc:.4f}; 50 splits: off {50 * o_cpu / 3600:.2f} CPU-h, on "
               f"{50 * n_cpu / 3600:.2f} CPU-h", flush=True)
-    print(f"all four tuned cells: OLD {total['OLD']:.1f} s, NEW {total['NEW']:.1f} s, "
-          f"x{total['OLD'] / total['NEW']:.1f}; 50 splits: OLD {50 * total['OLD'] / 3600:.2f} "
-          f"CPU-h, NEW {50 * total['NEW'] / 3600:.2f} CPU-h", flush=True)
+    print(f"all tuned cells: cache off {total['OFF']:.1f} s, on {total['ON']:.1f} s, "
+          f"x{total['OFF'] / total['ON']:.1f}; 50 splits: off {50 * total['OFF'] / 3600:.2f} "
+          f"CPU-h, on {50 * total['ON'] / 3600:.2f} CPU-h", flush=True)
 
 
-def faculty_table(bags_dir, n_old):
+def faculty_table(bags_dir, n_part):
     import resource
     import time
 
@@ -216,27 +190,21 @@ def faculty_table(bags_dir, n_old):
 
     train, test = faculty_split(bags_dir)
 
-    def old():                                     # the code before: dense products every round
-        return patched(SPARSE_MAX_DENSITY=0.0)
-
-    def csr_rounds():                              # CSR products every round
-        return patched(PACKED_KERNEL_MAX_BYTES=0)
-
-    # (b) the tuned cell, NEW first (peak RSS of this process = the NEW cell's)
+    # (b) the tuned cell, cache on first (peak RSS of this process = that cell's)
     spec = {"name": "miordm", "kernel": "rbf", "tune": PAPER_GRID}
     CACHE.clear()
-    new = build_estimator("minmax", {"name": "none"}, spec)
+    full = build_estimator("minmax", {"name": "none"}, spec)
     t = time.process_time()
-    new.fit(train, train.labels)
-    new_cpu = time.process_time() - t
-    new_acc = float((new.predict(test) == test.labels).mean())
+    full.fit(train, train.labels)
+    full_cpu = time.process_time() - t
+    full_acc = float((full.predict(test) == test.labels).mean())
     cache_mib = CACHE.nbytes / 2**20
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**10
-    params = new.cv_results_["params"]
-    best = new.best_index_
-    print(f"(b) tuned cell NEW: {new_cpu:.1f} s CPU for 36 x 5 + refit "
-          f"({new_cpu / 181:.2f} s per fit); chosen {new.best_params_}, inner CV "
-          f"{new.best_score_:.4f}, test accuracy {new_acc:.4f}; kernels computed/looked up "
+    params = full.cv_results_["params"]
+    best = full.best_index_
+    print(f"(b) tuned cell, kernel cache on: {full_cpu:.1f} s CPU for 36 x 5 + refit "
+          f"({full_cpu / 181:.2f} s per fit); chosen {full.best_params_}, inner CV "
+          f"{full.best_score_:.4f}, test accuracy {full_acc:.4f}; kernels computed/looked up "
           f"{CACHE.misses}/{CACHE.hits}, cache {cache_mib:.0f} MiB, peak RSS {peak:.0f} MiB",
           flush=True)
     # (a) one fit
@@ -244,42 +212,44 @@ def faculty_table(bags_dir, n_old):
     str_, ste = sc.transform(train), sc.transform(test)
     kw = dict(lam=2.0 ** 8, theta=0.7, mu=0.7, random_state=0)
     fits = {}
-    for label, context in (("OLD", old), ("CSR/round", csr_rounds),
-                           ("NEW", contextlib.nullcontext)):
+    for label, context in (("CSR/round", lambda: cache_bound(0)),
+                           ("packed", contextlib.nullcontext)):
         CACHE.clear()
         with context():
             t = time.process_time()
             m = MIORDM(**kw).fit(str_, train.labels)
             fit_cpu = time.process_time() - t
             fits[label] = (fit_cpu, m, m.decision_function(ste))
-    ref = fits["OLD"]
-    print("(a) one fit, lam=2^8 theta=mu=0.7 (cpu s; vs OLD: max |bag score diff| on the test "
-          "bags, max |dual coef diff|, same representatives, rounds):")
+    ref = fits["CSR/round"]
+    print("(a) one fit, lam=2^8 theta=mu=0.7 (cpu s; vs CSR/round: max |bag score diff| on the "
+          "test bags, max |dual coef diff|, same representatives, rounds):")
     for label, (c, m, d) in fits.items():
         print(f"  {label:10s} {c:7.2f} s  x{ref[0] / c:5.2f}  {np.abs(d - ref[2]).max():.1e}  "
               f"{np.abs(m.dual_coef_ - ref[1].dual_coef_).max():.1e}  "
               f"{np.array_equal(m.rep_index_, ref[1].rep_index_)}  {m.diagnostics_['n_iter']}",
               flush=True)
 
-    pick = [int(best)] + [int(i) for i in np.linspace(0, len(params) - 1, n_old).round()
-                          if i != best][:n_old - 1]
+    pick = [int(best)] + [int(i) for i in np.linspace(0, len(params) - 1, n_part).round()
+                          if i != best][:n_part - 1]
     CACHE.clear()
-    with old():
+    with CACHE.disabled():
         est = build_estimator("minmax", {"name": "none"}, spec)
         est.set_params(param_grid=[{k: [v] for k, v in params[i].items()} for i in pick])
         t = time.process_time()
         est.fit(train, train.labels)
-        old_part = time.process_time() - t
-        old_acc = float((est.predict(test) == test.labels).mean())
-    old_cell = (old_part - ref[0]) * len(params) / len(pick) + ref[0]
-    same = [bool(est.cv_results_["mean_test_score"][j] == new.cv_results_["mean_test_score"][i])
+        part = time.process_time() - t
+        part_acc = float((est.predict(test) == test.labels).mean())
+    one = fits["packed"][0]
+    off_cell = (part - one) * len(params) / len(pick) + one
+    same = [bool(est.cv_results_["mean_test_score"][j] == full.cv_results_["mean_test_score"][i])
             for j, i in enumerate(pick)]
-    print(f"    tuned cell OLD on {len(pick)} candidates x 5 + refit: {old_part:.1f} s CPU -> "
-          f"~{old_cell:.0f} s for the cell (36 candidates; refit ~ the OLD fit of (a)); chosen "
-          f"{est.best_params_}, test accuracy {old_acc:.4f}; candidates {pick} inner-CV scores "
-          f"equal to NEW's: {same}", flush=True)
-    print(f"    cell ratio OLD/NEW {old_cell / new_cpu:.2f}; miordm-faculty MIORDM (50 splits): "
-          f"OLD ~{50 * old_cell / 3600:.1f} CPU-h, NEW {50 * new_cpu / 3600:.1f} CPU-h", flush=True)
+    print(f"    tuned cell, kernel cache off, on {len(pick)} candidates x 5 + refit: {part:.1f} s "
+          f"CPU -> ~{off_cell:.0f} s for the cell (36 candidates; refit ~ the packed fit of (a)); "
+          f"chosen {est.best_params_}, test accuracy {part_acc:.4f}; candidates {pick} inner-CV "
+          f"scores equal to the cached cell's: {same}", flush=True)
+    print(f"    cell ratio off/on {off_cell / full_cpu:.2f}; miordm-faculty MIORDM (50 splits): "
+          f"off ~{50 * off_cell / 3600:.1f} CPU-h, on {50 * full_cpu / 3600:.1f} CPU-h",
+          flush=True)
 
 
 def density_table():
@@ -300,20 +270,16 @@ def density_table():
         print(f"  {density:4.2f} {dense:7.3f} {csr:7.3f} {dense / csr:6.2f}", flush=True)
 
 
-def cache_table(names, data, repeat):
+def cache_table(names, data):
     import numpy as np
 
-    from milbench.classifiers.miordm import MIORDM
     from milbench.data.folds import make_folds, split
     from milbench.data.sources import load_dataset
     from milbench.experiment.fold import build_estimator
-    from milbench.preprocessing import BagScaler
     from milbench.utils.cache import CACHE, disabled
 
-    variants = {"per-round": per_round_kernel, "precomp": disabled,
-                "cached": contextlib.nullcontext}
-    print(f"{'dataset':9s} {'bags':>4s} {'inst':>5s} | one fit cpu s: {'per-round':>9s} "
-          f"{'precomp':>8s} {'ratio':>5s} | grid 36x5 cpu s: {'per-round':>9s} {'precomp':>8s} "
+    ways = {"off": disabled, "cached": contextlib.nullcontext}
+    print(f"{'dataset':9s} {'bags':>4s} {'inst':>5s} | grid 36x5 + refit cpu s: {'off':>8s} "
           f"{'cached':>8s} {'ratio':>5s} {'kernels':>7s} | same")
     for name in names:
         bags = load_dataset(name, data)
@@ -321,19 +287,8 @@ def cache_table(names, data, repeat):
                            {"kind": "holdout", "train": 0.8, "repeats": 1, "seed": 0})
         tr, _, _ = split(folds, 0, 0, bags.bag_ids)
         train = bags.subset(tr)
-        X = [b.astype(float) for b in BagScaler("minmax").fit_transform(train).as_list()]
-        y = train.labels.astype(int)
-        kw = dict(lam=2.0 ** 8, theta=0.7, mu=0.7, random_state=0)
-
-        def one_fit():
-            CACHE.clear()
-            return MIORDM(**kw).fit(X, y)
-
-        with per_round_kernel():
-            fit_before = best_of(one_fit, repeat).cpu
-        fit_after = best_of(one_fit, repeat).cpu
         grid, scores = {}, {}
-        for label, context in variants.items():
+        for label, context in ways.items():
             CACHE.clear()
             est = build_estimator("minmax", {"name": "none"},
                                   {"name": "miordm", "kernel": "rbf", "tune": PAPER_GRID})
@@ -341,14 +296,13 @@ def cache_table(names, data, repeat):
                 grid[label] = best_of(lambda: est.fit(train, train.labels)).cpu
             scores[label] = (est.best_params_, est.cv_results_["mean_test_score"])
         kernels = f"{CACHE.misses}/{CACHE.hits + CACHE.misses}"   # of the cached run (the last)
-        same = all(scores[k][0] == scores["per-round"][0]
-                   and np.array_equal(scores[k][1], scores["per-round"][1]) for k in scores)
-        print(f"{name:9s} {len(X):4d} {sum(map(len, X)):5d} | {'':14s} {fit_before:9.3f} "
-              f"{fit_after:8.3f} {fit_before / fit_after:5.2f} | {'':16s} {grid['per-round']:9.2f} "
-              f"{grid['precomp']:8.2f} {grid['cached']:8.2f} "
-              f"{grid['per-round'] / grid['cached']:5.2f} {kernels:>7s} | {same}", flush=True)
+        same = (scores["off"][0] == scores["cached"][0]
+                and np.array_equal(scores["off"][1], scores["cached"][1]))
+        print(f"{name:9s} {len(train):4d} {len(train.instances):5d} | {'':24s} "
+              f"{grid['off']:8.2f} {grid['cached']:8.2f} {grid['off'] / grid['cached']:5.2f} "
+              f"{kernels:>7s} | {same}", flush=True)
         knn = {}
-        for label, context in (("off", disabled), ("cached", contextlib.nullcontext)):
+        for label, context in ways.items():
             CACHE.clear()
             est = build_estimator("minmax", {"name": "none"}, {"name": "citation-knn",
                                   "tune": {"references": [1, 2, 3, 4], "citers": [2, 4, 6, 8]}})
@@ -378,7 +332,8 @@ def main():
     ap.add_argument("--cache", action="store_true")
     ap.add_argument("--faculty", action="store_true")
     ap.add_argument("--bags", default=str(REPO / "results" / "bags" / "webkb-faculty@src-6455812d"))
-    ap.add_argument("--old-candidates", type=int, default=4)
+    ap.add_argument("--candidates", type=int, default=4,
+                    help="--faculty: candidates of the cell timed with the kernel cache off")
     ap.add_argument("--density", action="store_true")
     ap.add_argument("--baselines", default=None, nargs="?", const=",".join(BASELINES),
                     help="comma-separated subset of " + ",".join(BASELINES))
@@ -386,13 +341,13 @@ def main():
     if args.density:
         return density_table()
     if args.faculty:
-        return faculty_table(args.bags, args.old_candidates)
+        return faculty_table(args.bags, args.candidates)
     if args.baselines:
         return baselines_table(args.bags, args.baselines.split(","))
     if not Path(args.data).exists():
         raise SystemExit(f"{args.data} not found (pass --data)")
     if args.cache:
-        return cache_table(args.datasets.split(","), args.data, args.repeat)
+        return cache_table(args.datasets.split(","), args.data)
 
     head = (f"{'dataset':9s} {'bags':>4s} {'inst':>5s} {'rounds':>6s} {'sweeps':>6s} "
             f"{'fit s':>7s} {'cpu s':>7s} {'paper s':>7s} {'SVC cpu':>8s} {'fit/SVC':>8s} "

@@ -12,7 +12,7 @@ values, accuracy).
 (:func:`milbench.experiment.fold.build_estimator`; 6 C values × 5 inner folds + the refit), with
 the chosen C, the inner-CV scores and the test scores compared.
 
-    OMP_NUM_THREADS=1 python benchmarks/methods/bench_misvm.py \\
+    OMP_NUM_THREADS=1 python -m benchmarks.methods.bench_misvm \\
         --bags results/bags/webkb-student@<tag> [--method MI-svm|mi-svm] [--ratio 0.5] \\
         [--repeat 0] [--C 0.5 32] [--cell]
 """
@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from _milsd_cell import BAGS, RATIOS, cell_split, fit_cell, load, method_spec
+from benchmarks.methods._milsd_cell import BAGS, RATIOS, cell_split, fit_cell, load, method_spec
 from milbench.classifiers import misvm
 from milbench.registry import make
 

@@ -11,7 +11,7 @@ Prints CPU seconds per variant, their ratio, and whether every inner-CV score, t
 point and every test score are equal.  ``--C`` / ``--mu`` restrict B-MILSD's grid (a sample of
 its 44 points; the whole grid by default).
 
-    OMP_NUM_THREADS=1 python benchmarks/methods/bench_passthrough.py \\
+    OMP_NUM_THREADS=1 python -m benchmarks.methods.bench_passthrough \\
         --bags results/bags/webkb-faculty@<tag> [--method milsd|lcmf|mi-svm] [--ratio 0.2] \\
         [--repeat 0] [--mu 0.1]
 """
@@ -23,7 +23,7 @@ import warnings
 
 import numpy as np
 
-from _milsd_cell import BAGS, EXP, RATIOS, fit_cell, load, method_spec
+from benchmarks.methods._milsd_cell import BAGS, EXP, RATIOS, fit_cell, load, method_spec
 from milbench.base import FeatureSubsetTransformer, MILTransformer
 from milbench.classifiers.lcmf import FACTOR_CACHE
 from milbench.classifiers.milsd import SETUP_CACHE

@@ -13,12 +13,12 @@ ReliefF-MI and HyDR-MI are hydr-mi.txt §3.
    for the benchmark: population 100 (paper), but ``--generations`` (default 5, paper 50) and
    one seed (paper 5).
 
-Usage: python benchmarks/methods/bench_relieff.py [--data ../shared/data] [--generations 5]
+Usage: python -m benchmarks.methods.bench_relieff [--data ../shared/data] [--generations 5]
        [--skip-relieff] [--skip-hydr] [--hydr-dataset musk1] [--jobs N]
 """
 from __future__ import annotations
 
-from _paths import DATA
+from benchmarks import DATA
 import argparse
 import os
 import time
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _timing import best_of
+from benchmarks._timing import best_of
 
 
 def l1_bag_distance_matrix(Xn, offsets, block_rows=256):

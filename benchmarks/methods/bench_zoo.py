@@ -13,12 +13,12 @@ accuracy on the held-out 20 % as a sanity check.  Two zoos (``--zoo``, default b
   L-BFGS run (one start at a time, as Weka's MIEMDD does) instead of the stacked, vectorised
   M-step (base/ours = baseline / ours).
 
-    OMP_NUM_THREADS=1 python benchmarks/methods/bench_zoo.py [--data ../shared/data] [--repeats 3]
+    OMP_NUM_THREADS=1 python -m benchmarks.methods.bench_zoo [--data ../shared/data] [--repeats 3]
         [--zoo svm|dd|all] [--datasets musk1 musk2] [--classifiers emdd-per-start emdd midd]
 """
 from __future__ import annotations
 
-from _paths import DATA
+from benchmarks import DATA
 import argparse
 import contextlib
 import time

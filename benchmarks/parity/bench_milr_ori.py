@@ -3,12 +3,12 @@
 musk1, musk2, elephant, fox, tiger, with the regularisation chosen by inner CV on the training
 part.
 
-    python benchmarks/parity/bench_milr_ori.py [--repeats 10] [--combine softmax] [--scale minmax] [--jobs 2]
+    python -m benchmarks.parity.bench_milr_ori [--repeats 10] [--combine softmax] [--scale minmax] [--jobs 2]
 
 Prints our AUROC next to the paper's (midr Table 1). Uses the same library calls as the pipeline's
 run_fold jobs (fold files, scaler, GridSearchCV) so the figures are the pipeline's figures.
 """
-from _paths import DATA
+from benchmarks import DATA
 import argparse
 import os
 from concurrent.futures import ProcessPoolExecutor

@@ -13,12 +13,12 @@ start-up (the ZeroR row measures it alone; cpu_ratio_net subtracts it).
 Needs java and WEKA 3.6 (``sudo apt-get install -y weka``: /usr/share/java/weka.jar; or set
 WEKA_JAR); without them the script says so and exits 0.
 
-    OMP_NUM_THREADS=1 nice python benchmarks/parity/bench_weka.py [--datasets musk1 elephant fox]
+    OMP_NUM_THREADS=1 nice python -m benchmarks.parity.bench_weka [--datasets musk1 elephant fox]
         [--classifiers citation-knn midd ...] [--folds 10] [--out results/bench/weka_parity.csv]
 """
 from __future__ import annotations
 
-from _paths import DATA
+from benchmarks import DATA
 import argparse
 import os
 import re

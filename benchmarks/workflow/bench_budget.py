@@ -3,7 +3,7 @@
 A thin caller of ``python -m milbench.experiment.plan`` (one method for every config, HyDR-MI
 included; docs/budget.md says how it counts and measures).
 
-    python benchmarks/workflow/bench_budget.py [--configs midr miordm] [--seconds 180] [--cores 16]
+    python -m benchmarks.workflow.bench_budget [--configs midr miordm] [--seconds 180] [--cores 16]
         [--bags results/bags] [--data ../shared/data] [--out DIR]
 
 Runs the plan of each config in turn (each within ``--seconds`` of sampled fits) and prints its
@@ -11,7 +11,7 @@ table; ``--out DIR`` also writes ``<config>.json`` and ``<config>.csv`` there.  
 whole-cell sampler (a 30 s wall-clock timeout x fits, scaled-down reruns) is retired: its
 milsd "≥ 30 CPU-days" was a timeout multiplied up.
 """
-from _paths import DATA, REPO
+from benchmarks import DATA, REPO
 import argparse
 from pathlib import Path
 

@@ -3,11 +3,11 @@
 Many small jobs: the dry-run cost of every paper config and of a synthetic ~10,000-job config
 (target < 60 s), where a big dry run spends its time, and one trivial job locally vs SLURM.
 
-    python benchmarks/workflow/bench_dag.py                    # all four parts
-    python benchmarks/workflow/bench_dag.py --part configs     # dry run of every config/paper/*.yaml
-    python benchmarks/workflow/bench_dag.py --part size [--jobs 10000]     # dry run, synthetic config
-    python benchmarks/workflow/bench_dag.py --part profile [--jobs 10000]  # cProfile of that dry run
-    python benchmarks/workflow/bench_dag.py --part slurm       # trivial jobs, local vs SLURM
+    python -m benchmarks.workflow.bench_dag                    # all four parts
+    python -m benchmarks.workflow.bench_dag --part configs     # dry run of every config/paper/*.yaml
+    python -m benchmarks.workflow.bench_dag --part size [--jobs 10000]     # dry run, synthetic config
+    python -m benchmarks.workflow.bench_dag --part profile [--jobs 10000]  # cProfile of that dry run
+    python -m benchmarks.workflow.bench_dag --part slurm       # trivial jobs, local vs SLURM
 
 configs: CPU seconds, for each config/paper/*.yaml, of `snakemake -l` (parse only: Snakefile +
 common.smk's config expansion, no DAG) and `snakemake -n --quiet rules` (parse + DAG + dry-run
@@ -21,7 +21,7 @@ the rest.
 slurm: needs a running cluster (tests/slurm/setup-slurm.sh); else prints that it was skipped.
 Timings on a shared, loaded machine are noisy: compare within one run.
 """
-from _paths import REPO
+from benchmarks import REPO
 import argparse
 import os
 import pstats

@@ -2,7 +2,7 @@
 
 What the workflow costs beyond the methods' own work; optionally against another revision.
 
-    OMP_NUM_THREADS=1 python benchmarks/workflow/bench_overhead.py [--cores 2] [--repeats 5]
+    OMP_NUM_THREADS=1 python -m benchmarks.workflow.bench_overhead [--cores 2] [--repeats 5]
         [--baseline REV]     # also run the workflow of git revision REV on the same config
         [--times N]          # N runs of each, alternating; the least overhead of each compared
 
@@ -26,7 +26,7 @@ shared machine, the run least disturbed by other work).
 """
 from __future__ import annotations
 
-from _paths import REPO
+from benchmarks import REPO
 import argparse
 import os
 import resource

@@ -1,6 +1,6 @@
 """The planner's estimate of one tuned cell against the cell itself, in one process.
 
-    OMP_NUM_THREADS=1 python benchmarks/workflow/bench_plan_cell.py [--config config/paper/midr.yaml]
+    OMP_NUM_THREADS=1 python -m benchmarks.workflow.bench_plan_cell [--config config/paper/midr.yaml]
         [--experiment midr] [--dataset fox] [--family midr] [--method 1] [--cell 0 0]
         [--draws 6] [--points 0 9] [--soft-cap 6]
 
@@ -17,7 +17,7 @@ The draw's time budget is ``--soft-cap`` CPU s (the planner gives a draw its sha
 idle) six draws of nine settings estimated 0.62-1.35x the cell, six of all 45 distinct fits
 0.93-0.95x.
 """
-from _paths import DATA, REPO
+from benchmarks import DATA, REPO
 import argparse
 import statistics
 import time

@@ -2,7 +2,7 @@
 
 The Parquet bag store and the three methods on synthetic bag data (d = 20, bags of ~10).
 
-    python benchmarks/workflow/bench_scale.py [--sizes 1e4 1e5 1e6] [--budget-s 120] [--budget-gib 4]
+    python -m benchmarks.workflow.bench_scale [--sizes 1e4 1e5 1e6] [--budget-s 120] [--budget-gib 4]
 
 Every (method, size) runs in its own subprocess, so the peak resident memory (ru_maxrss) is
 that run's alone; the table shows it next to the RSS right before the method started (imports +
@@ -16,7 +16,7 @@ Runs skipped for memory are then *probed*: started under an address-space cap
 memory is not there (a clean error or not, and how soon).
 Training uses 80 % of the bags, prediction the other 20 %.
 """
-from _paths import REPO
+from benchmarks import REPO
 import argparse
 import json
 import math
@@ -148,12 +148,13 @@ def child(method, n, cap_gib=None):
 
 # -------------------------------------------------------------------------------- parent side
 def run_child(method, n, cap_gib=None, timeout=None):
-    cmd = [sys.executable, __file__, "--child", method, "--n", str(n)]
+    cmd = [sys.executable, "-m", __spec__.name, "--child", method, "--n", str(n)]
     if cap_gib:
         cmd += ["--cap-gib", str(cap_gib)]
     t = time.perf_counter()
     try:
-        res = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout)
+        res = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout,
+                             cwd=REPO)
     except subprocess.TimeoutExpired:
         return {"error": f"still running after {timeout} s (killed)", "wall": timeout}
     wall = time.perf_counter() - t

@@ -107,7 +107,8 @@ class MILTransformer(TransformerMixin, BaseEstimator):
     ``transform`` keeps the container type: Bags in -> Bags out, list in -> list out.  A
     transformer that changes no value (``_passes_through``: ``scale: none``, a selection of every
     column in order) returns a Bags container itself, uncopied: a transductive fit transforms
-    every page it is not trained on (0.3 s a fit on WebKB faculty for the float64 round trip).
+    every page it is not trained on, and a float64 round trip of them all would cost more than
+    some fits (docs/performance.md).
     """
 
     def fit(self, X, y=None):

@@ -146,7 +146,7 @@ def method_runtime(wildcards, threads):
     return job_runtime(EXPERIMENTS[wildcards.experiment]["runtime"], n_cells(wildcards), threads)
 
 
-# ---- SLURM preflight (issue #29; milbench.experiment.slurm) -------------------------------
+# ---- SLURM preflight (milbench.experiment.slurm) ------------------------------------------
 # A run that names a partition (default-resources `slurm_partition`, as profiles/slurm does) has
 # its method jobs' requests checked against that partition here, at parse time, so
 # `snakemake -n --profile profiles/slurm` fails before anything is queued; threads above the

@@ -40,7 +40,7 @@ from scipy import sparse
 from milbench.data.bags import Bags
 
 # cv2, skimage, sklearn.cluster and joblib are imported inside the functions that use them:
-# 1.2 s of imports per process that the chain jobs not calling them need not pay
+# imports per process that the chain jobs not calling them need not pay
 VIEWS = ("hsv", "hog", "lbp")
 DEFAULT_POSITIVE = ("tiger", "lion", "leopard")
 # Corel-5k animal keywords that are not cats (negatives are drawn from these).

@@ -132,7 +132,7 @@ _STEM_CACHE: dict[str, str] = {}
 
 
 def stop_words():
-    # scikit-learn's list; imported here: 0.8 s of imports the other WebKB steps need not pay
+    # scikit-learn's list; imported here: imports the other WebKB steps need not pay
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
     return ENGLISH_STOP_WORDS
 

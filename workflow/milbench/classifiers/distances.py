@@ -12,8 +12,7 @@ computed with one matrix product per block, then reduced per bag pair with segme
 A bag set's table with itself computes only the instance blocks on and after the diagonal's
 bags and mirrors them (half the products).  On sparse instances (at most
 odm.SPARSE_MAX_DENSITY non-zero, e.g. the WebKB TF-IDF passages) the products go through CSR:
-the same table to round-off (a Citation-kNN fit on WebKB faculty 2.6× faster,
-benchmarks/methods/bench_miordm.py --baselines).
+the same table to round-off (docs/performance.md, MIORDM's baselines on sparse data).
 
 Memory: "min" needs the n_a × n_b result plus one block of distances at a time, (its rows) ×
 (the instances it is compared with) float64 (2.5× that through CSR); "max"/"avg" also the

@@ -29,8 +29,8 @@ not factorise once per C (the same models, tests).  The pages are factorised in 
 (the seeded start is drawn row by row), so a factorisation depends on the set of pages only,
 not on which of them are labelled: in the transductive setting every inner fold and the refit
 of a cell factorise the same pages, once, and so do the cells of one seed that a process runs
-(until 2026-11-28 the order was the fit's own — the labelled pages first — and a cell
-factorised once per inner fold and again for the refit).
+(in the fit's own order, the labelled pages first, a cell would factorise once per inner fold
+and again for the refit).
 """
 from __future__ import annotations
 

@@ -105,8 +105,8 @@ class FitCache(LRUCache):
     several grid points with one fit gives MILR the same projected bags for each of them: MIDR's
     45 points with C1 ≥ C2 of a 9 × 9 grid share one A per C2 (one A with ``stop="excess"``), so
     an inner CV over (C1, C2, C) would fit MILR on identical data up to 9 (45) times per C and
-    inner fold.  A hit returns the solver result a fresh fit computes (tests); the key's sha1
-    costs about 1 ms per MB of training data."""
+    inner fold.  A hit returns the solver result a fresh fit computes (tests); the key is a
+    sha1 of the training data (:func:`~milbench.utils.hashing.array_digest`)."""
 
     def __init__(self, max_bytes=16 * 2**20, max_entries=4096):
         super().__init__(max_bytes, max_entries, sizeof=lambda res: res.x.nbytes + 200)

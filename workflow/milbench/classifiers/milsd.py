@@ -27,12 +27,10 @@ Optimisation (Zhang et al. (2011), §2.3, Table 1):
   primal active-set method (warm-started, exact up to round-off; ``solver="active-set"``, the
   default, unchanged so that models stay bit for bit: MILSD's path is round-off sensitive,
   see :func:`solve_dual_qp`) or by SMO-style dual coordinate descent stopped at a stated
-  duality gap (``solver="cd"``).  Measured on WebKB
-  (``benchmarks/methods/bench_milsd.py --qp``: the QPs of a webkb-faculty fit at C = 32) the CD solver
-  is 2.5–10× *slower* than the active set (gap 0.1 / 0.01 of C·ε1 + μ·ε2): successive cuts are
-  nearly parallel, so the Gram matrix is ill-conditioned and pairwise steps zig-zag (hundreds
-  of steps per solve, some stopping at the step cap), while the active set needs ~14 KKT
-  solves on ~100 free variables.  The working set lives in preallocated buffers (no
+  duality gap (``solver="cd"``).  On WebKB the CD solver is the slower one (docs/performance.md):
+  successive cuts are nearly parallel, so the Gram matrix is ill-conditioned and pairwise steps
+  zig-zag (hundreds of steps per solve, some stopping at the step cap), while the active set
+  needs ~14 KKT solves on ~100 free variables.  The working set lives in preallocated buffers (no
   re-stacking of the cut vectors every iteration).
 
 Cost levers:
@@ -43,7 +41,7 @@ Cost levers:
   (:data:`SETUP_CACHE`, :mod:`milbench.utils.cache`; exact: the same model bit for bit).
 * ``warm_C=True`` starts CCCP at the solution of the neighbouring smaller C (same data and μ)
   instead of w = 0, so a fit depends on the fits run before it (only while reuse is on) —
-  1.7–2.9× fewer CPU seconds per grid, but off by default: CCCP then
+  cheaper grids (docs/performance.md), but off by default: CCCP then
   reaches other local minima (WebKB grid samples: mean J −1.9 % to +1.7 % per task, the test
   accuracy of > 70 % of the fits changed, webkb-faculty at ratio .2 chose C = 1 instead of 2).
 
@@ -118,7 +116,7 @@ def solve_dual_qp(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
     round-off difference can end at another near-optimal γ whose w moves CCCP's witnesses.
     An optimised variant (gradient carried along the steps, K's new column by one matrix
     product) changed J by up to 0.7 % and the test accuracy of 18 % of the fits of a WebKB
-    grid sample, with no measurable gain (0.7–1.3× per QP on a loaded machine); not kept.
+    grid sample, with no measurable gain per QP; not kept.
     """
     m = len(lin)
     nb = len(caps)
@@ -604,7 +602,7 @@ class MILSD(ReusesFits, MILClassifier):
     solver : the cutting plane's restricted dual QP: "active-set" (default;
         :func:`solve_dual_qp`, exact up to round-off) or "cd" (:func:`solve_dual_cd`, SMO
         dual coordinate descent stopped at a duality gap of ``qp_gap``·(C·ε1 + μ·ε2);
-        measured 2.5–10× slower per QP on WebKB, kept as the tested alternative).
+        slower per QP on WebKB's nearly parallel cuts, kept as the tested alternative).
     qp_gap : the "cd" solver's gap, as a fraction of C·ε1 + μ·ε2 (unused by "active-set").
     warm_C : start CCCP at the solution this process found for the same data and every other
         parameter at the largest smaller C (GridSearchCV fits each μ column in ascending C),

@@ -16,9 +16,9 @@ The RBF width defaults to γ = 1/d (§V-B, "the reciprocal of the dimension").
 
 Departures / readings of the extraction:
 * Solver: Eq. 31 coordinate descent over the pairs (α_i, β_i) in random order, each sweep
-  followed by an exact Newton solve on the current face (odm.solve_odm_dual) — same optimum,
-  10–20× less time than the sweeps alone on these benchmarks; ``newton_every=0`` gives the
-  pure method.  The dual is solved to a projected-gradient tolerance ``tol``.
+  followed by an exact Newton solve on the current face (odm.solve_odm_dual) — the same
+  optimum in far fewer sweeps (docs/performance.md); ``newton_every=0`` gives the pure
+  method.  The dual is solved to a projected-gradient tolerance ``tol``.
 * No bias term, as in the paper (f(s) = wᵀφ(s)); with ``kernel="linear"`` the separating
   hyperplane therefore passes through the origin.
 * The paper restarts every round from δ = 0 (Algorithm 1, δ^init = 0); we warm-start each
@@ -37,8 +37,8 @@ Speed, not result: from the second round on the representatives R are training i
 every round needs only blocks of the kernel of Z = [X; bag means] (the means are round 1's R):
 K(R, R) (Eq. 27) and K(X, R_sv) (Eq. 32).  Three ways to get them, the same model to round-off:
 * sparse input (at most ``odm.SPARSE_MAX_DENSITY`` = 5 % of the instances' entries non-zero, e.g.
-  the WebKB TF-IDF passages, ~1 %; an RBF block through CSR is ~5× faster than dense BLAS at
-  1-2 %, 2.7× at 5 %, break-even near 10 %: bench_miordm.py --density): Z is built as CSR and
+  the WebKB TF-IDF passages, ~1 %; below the density where CSR products stop beating dense
+  BLAS, docs/performance.md): Z is built as CSR and
   the products go through it (odm.kernel_matrix; the RBF by ‖a‖² + ‖b‖² − 2aᵀb as for dense
   input) and, when its lower triangle fits
   ``PACKED_KERNEL_MAX_BYTES`` (150 MiB, N + n_bags ≤ 6,270; at most a fifth of the cache's
@@ -48,14 +48,11 @@ K(R, R) (Eq. 27) and K(X, R_sv) (Eq. 32).  Three ways to get them, the same mode
   reuses it: K(R, R) is gathered from it and K(X, R_sv)·coef is one symmetric packed
   matrix-vector product (BLAS dspmv).  The cache's 768 MiB hold the five inner folds' kernels
   (GridSearchCV runs every fold of a candidate before the next one, so fewer would never
-  hit); a larger kernel (the refit on WebKB faculty) takes per-round CSR products instead.
-  WebKB faculty, 80 % training set: one fit 4.3 s CPU instead of 16.6 s, a tuned cell (36
-  candidates × 5 folds + refit) 418 s instead of ~3,000 s, same chosen point and accuracy
-  (benchmarks/methods/bench_miordm.py --faculty);
+  hit); a larger kernel (the refit on WebKB faculty) takes per-round CSR products instead;
 * dense input, N + n_bags ≤ 2048 (``FULL_KERNEL_MAX_BYTES``, 32 MiB) and the memory left: the
   square kernel once per training set, cached likewise;
 * otherwise every round computes its own blocks (on musk2, 5177 rows, one full dense kernel
-  costs more than a whole fit's per-round blocks; benchmarks/methods/bench_miordm.py --cache).
+  costs more than a whole fit's per-round blocks).
 Memory (:func:`kernel_room`): the per-round blocks — K(R, R), H and the solver's copies (3 of
 n × n) and K(X, R_sv) (N × n) — must fit :func:`memory_limit`, else a
 :class:`~milbench.classifiers.odm.MemoryLimitError` names the largest bag; the cached kernel

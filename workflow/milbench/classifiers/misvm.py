@@ -39,11 +39,8 @@ Departures / choices (stated, not hidden):
 * Sparse input (at most ``odm.SPARSE_MAX_DENSITY`` of the instances' entries non-zero, e.g. the
   WebKB TF-IDF passages, ~1 %): the instance pool is kept as CSR, so the kernel products (and
   libsvm's own kernel evaluations on the native path) run over the non-zeros only — the same
-  numbers up to summation order.  ``benchmarks/methods/bench_misvm.py``, webkb-student at ratio
-  0.5 (4,944 training instances; before, a dense pool on libsvm's native kernel), at C = 0.5:
-  a linear MI-SVM fit 27.8 → 1.0 s, a mi-SVM fit 179.9 → 2.1 s, decision values within 1e-12.
-  On dense data (musk2, RBF) precomputing above 3000 instances is not always faster, hence two
-  caps.
+  numbers up to summation order (what it saves on WebKB: docs/performance.md).  On dense data
+  (musk2, RBF) precomputing above 3000 instances does not always pay, hence two caps.
 * Ties in argmax go to the first instance of the bag (deterministic).
 
 Instance outputs: ``decision_instances(X)`` (f for every instance, stacked in bag order) and

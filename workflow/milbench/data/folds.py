@@ -47,7 +47,7 @@ def check_protocol(protocol, class_counts):
 
 
 def make_folds(bag_ids, labels, protocol):
-    # not at import: +36 ms on every workflow parse, which imports this module for fold_keys
+    # not at import: every workflow parse imports this module for fold_keys
     from sklearn.model_selection import StratifiedKFold
 
     y = np.asarray(labels).astype(int)

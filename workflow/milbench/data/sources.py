@@ -304,7 +304,7 @@ def read_c45(data_path, names_path=None, mixed_labels="error"):
 
 def read_mat(directory):
     """MATLAB copy: X (inst × d), Bag2 (1-based bag id per instance), BagI (bag labels)."""
-    # not at import: +13 ms on every workflow parse, which imports this module (load_manifest)
+    # not at import: every workflow parse imports this module (load_manifest)
     from scipy.io import loadmat
 
     directory = Path(directory)

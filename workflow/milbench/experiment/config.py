@@ -9,8 +9,8 @@ settings a method job runs with (its rule's params), :func:`job_threads` / :func
 :func:`chain_settings` a chain's settings.
 
 Every method job imports this module (through the runner) and never reads or validates a
-config, so PyYAML and jsonschema (63 ms more per job) are imported where a config is read or
-checked, not at import."""
+config, so PyYAML and jsonschema are imported where a config is read or checked, not at
+import (docs/performance.md)."""
 from __future__ import annotations
 
 import copy
@@ -25,7 +25,7 @@ def schema():
     # not at import: method jobs never read a config (module docstring)
     import yaml
 
-    # libyaml's loader where PyYAML has it: 0.02 s instead of 0.12 s, on every `snakemake -n`
+    # libyaml's loader where PyYAML has it: several times faster, on every `snakemake -n`
     return yaml.load(SCHEMA.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 

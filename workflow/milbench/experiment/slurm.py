@@ -1,4 +1,4 @@
-"""SLURM runs a user can steer (issue #29): job requests checked against the partition before
+"""SLURM runs a user can steer: job requests checked against the partition before
 anything is submitted, and the jobs of a killed run found again.
 
 * :func:`query_partition` reads a partition's limits (``scontrol show partition -o``: MaxTime,

@@ -254,8 +254,8 @@ def cpu_seconds(folder, runs=None):
     (:data:`~milbench.experiment.finished_cells.EARLIER_CPU`: the benchmark times the last
     attempt only) and the fit + predict CPU of its rows.  Snakemake samples a job's processes
     every 30 s (after its first 15), so the CPU that forked workers spend after their last
-    sample is lost: on miordm-ratio's tuned baselines (30-40 s jobs with two workers) the
-    benchmarks held 30 s where the rows' fits alone took 43-67 s."""
+    sample is lost, most of it in short jobs with several workers (a measured case in
+    docs/performance.md)."""
     files = _method_files(runs)
     total, seen = 0.0, False
     for path in sorted(folder.rglob("*.tsv")):

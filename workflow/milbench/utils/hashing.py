@@ -23,9 +23,9 @@ def sha256_file(path):
 
 def array_digest(*arrays):
     """Hashable key of the arrays' contents: (shape, dtype) per array and one sha1 over their
-    bytes.  sha1 runs about 2x faster than blake2b where the CPU has SHA instructions
-    (benchmarks/methods/bench_midr.py): MIDR's and MILR's fit reuse hash the training data of
-    every inner-CV fit."""
+    bytes.  sha1, not blake2b: it is the faster of the two where the CPU has SHA instructions
+    (docs/performance.md), and MIDR's and MILR's fit reuse hash the training data of every
+    inner-CV fit."""
     h = hashlib.sha1()
     meta = []
     for a in arrays:

@@ -21,7 +21,7 @@ SKLEARN_ESTIMATORS = {
 
 
 def _tree():
-    # not at import: +90 ms on every workflow parse (check_method imports this module)
+    # not at import: every workflow parse imports this module (check_method)
     from sklearn.tree import DecisionTreeClassifier
     return DecisionTreeClassifier(min_samples_leaf=2)  # a pruned-ish tree standing in for PART
 

@@ -1,0 +1,1 @@
+"""The workflow's own cost and scale (``python -m benchmarks.workflow.<script>``)."""
