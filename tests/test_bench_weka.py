@@ -1,9 +1,8 @@
 """benchmarks/parity/bench_weka.py: the WEKA command mapping (no java needed) and, where java and
 weka.jar are installed, one fold of WEKA against ours on toy bags."""
-import importlib.util
+import importlib
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -11,14 +10,12 @@ from milbench import registry
 from milbench.data.bags import Bags
 from milbench.testing import toy_bags
 
-PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "parity" / "bench_weka.py"
-spec = importlib.util.spec_from_file_location("bench_weka", PATH)
-bench = importlib.util.module_from_spec(spec)
-sys.path.insert(0, str(PATH.parent))     # its folder's _paths, found as when run as a script
-try:
-    spec.loader.exec_module(bench)
-finally:
-    sys.path.remove(str(PATH.parent))
+from conftest import REPO
+
+# the script as ``python -m benchmarks.parity.bench_weka`` imports it: from the repository root
+if str(REPO) not in sys.path:
+    sys.path.append(str(REPO))
+bench = importlib.import_module("benchmarks.parity.bench_weka")
 
 # the WEKA multi-instance classifiers our zoo reimplements (those hydr-mi ran)
 WEKA_MI = {"MILR", "MIDD", "MIEMDD", "MDD", "CitationKNN", "MISMO", "MIOptimalBall",

@@ -1,7 +1,7 @@
-"""benchmarks/{methods,workflow,parity}: every script starts as
-``python benchmarks/<folder>/<script>.py`` from the repository root, with nothing on PYTHONPATH
-(its folder's ``_paths`` finds milbench and the shared ``_timing``)."""
-import os
+"""benchmarks/: a package whose scripts run as modules from the repository root,
+``python -m benchmarks.<folder>.<script>``, with milbench from the environment (the README's
+``pip install -e .``); no script changes ``sys.path``."""
+import ast
 import subprocess
 import sys
 
@@ -14,21 +14,35 @@ SCRIPTS = sorted(p.relative_to(REPO) for f in FOLDERS
                  for p in (REPO / "benchmarks" / f).glob("*.py") if not p.name.startswith("_"))
 
 
+def module(script):
+    return ".".join(script.with_suffix("").parts)
+
+
 def test_every_benchmark_sits_in_a_purpose_folder():
     top = sorted(p.name for p in (REPO / "benchmarks").glob("*.py"))
-    assert top == ["_timing.py"], "benchmark scripts go in benchmarks/methods, workflow or parity"
+    assert top == ["__init__.py", "_timing.py"], \
+        "benchmark scripts go in benchmarks/methods, workflow or parity"
+    assert all((REPO / "benchmarks" / f / "__init__.py").is_file() for f in FOLDERS)
     assert len(SCRIPTS) >= 15
 
 
-def test_paths_modules_are_one_file():
-    texts = {(REPO / "benchmarks" / f / "_paths.py").read_text() for f in FOLDERS}
-    assert len(texts) == 1
+@pytest.mark.parametrize("script", SCRIPTS, ids=str)
+def test_no_script_changes_the_import_path(script):
+    """One way to find the package: the repository root (``-m``) and the installed milbench."""
+    tree = ast.parse((REPO / script).read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "path" and \
+                isinstance(node.value, ast.Name) and node.value.id == "sys":
+            pytest.fail(f"{script} touches sys.path (line {node.lineno})")
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
+                node.module.split(".")[0].startswith("_"):
+            pytest.fail(f"{script} imports {node.module} from its own folder; use "
+                        f"benchmarks.{node.module}")
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=str)
-def test_help_runs_from_the_repo_root(script):
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    res = subprocess.run([sys.executable, str(script), "--help"], cwd=REPO, env=env,
+def test_help_runs_as_a_module_from_the_repo_root(script):
+    res = subprocess.run([sys.executable, "-m", module(script), "--help"], cwd=REPO,
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.startswith("usage: ")

@@ -257,3 +257,122 @@ def test_plan_against_measured_runs_comes_from_the_plan_and_the_archive():
         assert abs(float(planned) - got_plan) <= 0.005, (exp, planned, got_plan)
         assert abs(float(measured) - got_measured) <= 0.005, (exp, measured, got_measured)
         assert abs(float(ratio) - got_plan / got_measured) <= 0.005, (exp, ratio)
+
+
+# --------------------------------------------------------------- benchmarks the docs cite
+BENCH_REF = re.compile(r"benchmarks/(?:methods|workflow|parity)/(bench_\w+)\.py"
+                       r"|benchmarks\.(?:methods|workflow|parity)\.(bench_\w+)\b|\b(bench_\w+)\.py")
+CITING = [*PAGES, *sorted((REPO / "config").rglob("*.yaml")),
+          *sorted((REPO / "workflow").rglob("*.py")), *sorted((REPO / "workflow").rglob("*.smk"))]
+
+
+def bench_scripts():
+    return {p.stem: p for p in (REPO / "benchmarks").glob("*/bench_*.py")}
+
+
+def cited(text):
+    """(script, the words after it up to the end of its backtick span) for every benchmark the
+    text names; words only where the name opens a command in backticks."""
+    for span in re.finditer(r"`([^`]+)`|[^`]+", text):
+        inside = span.group(1) is not None
+        text = span.group(1) if inside else span.group(0)
+        for m in BENCH_REF.finditer(text):
+            name = next(g for g in m.groups() if g)
+            rest = text[m.end():].split() if inside else []
+            yield name, rest
+
+
+@pytest.mark.parametrize("page", CITING, ids=lambda p: str(p.relative_to(REPO)))
+def test_every_cited_benchmark_exists_with_its_options(page):
+    """A figure in docs/performance.md (or a docstring, a config comment) names the benchmark
+    that measures it: the script exists, and each ``--option`` and subcommand of a cited
+    command is one the script takes, so the command still runs."""
+    scripts = bench_scripts()
+    for name, words in cited(page.read_text()):
+        assert name in scripts, f"{page.name}: names {name}.py, which is not in benchmarks/"
+        source = scripts[name].read_text()
+        for word in words:
+            opt = word.split("=")[0].rstrip(",;:.)")
+            if re.fullmatch(r"--[a-z][\w-]*", opt):
+                assert f'"{opt}"' in source, f"{page.name}: {name} has no option {opt}"
+        if "add_subparsers" in source and words and not words[0].startswith("-"):
+            assert f'"{words[0]}"' in source, f"{page.name}: {name} has no mode {words[0]!r}"
+
+
+def test_citations_are_found():
+    """The check above reads what the pages cite (it would pass vacuously otherwise)."""
+    perf = dict(cited((REPO / "docs" / "performance.md").read_text()))
+    assert {"bench_midr", "bench_milsd", "bench_miordm", "bench_overhead"} <= set(perf)
+    assert list(cited("`python -m benchmarks.methods.bench_midr cell --variants a`")) == \
+        [("bench_midr", ["cell", "--variants", "a"])]
+
+
+# --------------------------------------------------------------- what code text may hold
+# a timing with its unit, "N× faster", a date: measurements, which belong in
+# docs/performance.md next to the benchmark that measures them
+FIGURE = re.compile(r"\d(?:[\d.,]*\d)?\s?(?:ms|s|min|h|CPU-h|CPU-min|CPU-days)\b(?![-'])"
+                    r"|\d(?:\.\d+)?\s?[×x]\s+(?:faster|slower|less|more|fewer|cheaper)\b"
+                    r"|\b20\d\d-\d\d-\d\d\b")
+# a number on a tracker the reader does not have; spelled in pieces so this file passes
+TRACKER = re.compile("issue[ -]?#?[0-9]+|\\(#[0-9]+\\)|(?<![\\w&#/])#[0-9]{2,}\\b", re.I)
+NOT_MEASURED = {   # (file, figure): why it is no measurement
+    ("runner.py", "0.42 s"): "the format of a log line",
+    ("reproduction_archive.py", "30 s"): "Snakemake's sampling interval",
+}
+# the planner's module moves into a package whose text is checked like the rest
+PENDING = {REPO / "workflow" / "milbench" / "experiment" / "plan.py"}
+
+
+def prose(path):
+    """(line, text) of a file's docstrings, other bare strings and comments (a .smk file's
+    comments)."""
+    import ast
+    import io
+    import tokenize
+
+    src = path.read_text()
+    if path.suffix != ".py":
+        yield from ((i, line) for i, line in enumerate(src.splitlines(), 1)
+                    if line.lstrip().startswith("#"))
+        return
+    for node in ast.walk(ast.parse(src)):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+                and isinstance(node.value.value, str):
+            yield node.lineno, node.value.value
+    for tok in tokenize.generate_tokens(io.StringIO(src).readline):
+        if tok.type == tokenize.COMMENT:
+            yield tok.start[0], tok.string
+
+
+LIBRARY_TEXT = sorted(p for p in [*(REPO / "workflow").rglob("*.py"),
+                                  *(REPO / "workflow").rglob("*.smk"), REPO / "Snakefile"]
+                      if p not in PENDING)
+
+
+@pytest.mark.parametrize("path", LIBRARY_TEXT, ids=lambda p: str(p.relative_to(REPO)))
+def test_code_text_holds_no_measurements(path):
+    """Docstrings and comments say what the code does and cite the paper; timings, speed-ups
+    and dates go to docs/performance.md with the benchmark that measures them."""
+    found = [f"{path.name}:{line}: {m.group()!r} in …{text[max(0, m.start() - 50):m.end()]!r}"
+             for line, text in prose(path) for m in FIGURE.finditer(text)
+             if (path.name, m.group()) not in NOT_MEASURED]
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("folder", ["workflow", "tests", "benchmarks", "config"])
+def test_no_tracker_numbers(folder):
+    """"issue #NN" means nothing to a reader without the tracker: say the behaviour or the
+    reason instead."""
+    files = [p for p in (REPO / folder).rglob("*")
+             if p.suffix in (".py", ".smk", ".yaml", ".sh", ".md") and p.is_file()]
+    found = [f"{p.relative_to(REPO)}:{i}: {line.strip()}" for p in files
+             for i, line in enumerate(p.read_text().splitlines(), 1) if TRACKER.search(line)]
+    assert not found, "\n".join(found)
+
+
+def test_the_checks_catch_what_they_forbid():
+    assert FIGURE.search("one fit 16.6 → 4.3 s CPU") and FIGURE.search("2.5–10× slower")
+    assert FIGURE.search("until 2026-11-28") and not FIGURE.search("max_iter = 100 rounds")
+    assert all(TRACKER.search(t) for t in ("(issue #" "29)", "issue " "26", "(#" "26)",
+                                           "see #" "17"))
+    assert not any(TRACKER.search(t) for t in ("color #1f77b4", "&#39;", "C = 2^5"))
