@@ -30,14 +30,16 @@ def test_every_benchmark_sits_in_a_purpose_folder():
 def test_no_script_changes_the_import_path(script):
     """One way to find the package: the repository root (``-m``) and the installed milbench."""
     tree = ast.parse((REPO / script).read_text())
+    siblings = {p.stem for p in (REPO / "benchmarks").rglob("*.py")}
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr == "path" and \
                 isinstance(node.value, ast.Name) and node.value.id == "sys":
             pytest.fail(f"{script} touches sys.path (line {node.lineno})")
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and \
-                node.module.split(".")[0].startswith("_"):
-            pytest.fail(f"{script} imports {node.module} from its own folder; use "
-                        f"benchmarks.{node.module}")
+        names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 else []
+        for name in names:
+            if name and name.split(".")[0] in siblings:
+                pytest.fail(f"{script} imports {name} as a top-level module; use benchmarks.…")
 
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=str)

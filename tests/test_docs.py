@@ -263,7 +263,8 @@ def test_plan_against_measured_runs_comes_from_the_plan_and_the_archive():
 BENCH_REF = re.compile(r"benchmarks/(?:methods|workflow|parity)/(bench_\w+)\.py"
                        r"|benchmarks\.(?:methods|workflow|parity)\.(bench_\w+)\b|\b(bench_\w+)\.py")
 CITING = [*PAGES, *sorted((REPO / "config").rglob("*.yaml")),
-          *sorted((REPO / "workflow").rglob("*.py")), *sorted((REPO / "workflow").rglob("*.smk"))]
+          *sorted((REPO / "workflow").rglob("*.py")), *sorted((REPO / "workflow").rglob("*.smk")),
+          *sorted((REPO / "benchmarks").rglob("*.py"))]
 
 
 def bench_scripts():

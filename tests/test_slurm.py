@@ -5,10 +5,8 @@ Needs root and the Debian packages slurm-wlm + munge (.ci/slurm-setup.sh install
 with the reason otherwise. tests/slurm/setup-slurm.sh starts munged, slurmctld and slurmd (no
 slurmdbd: job states come from squeue), tests/slurm/teardown-slurm.sh stops them by PID.
 Run beside it in a thread: the preflight (over-limit requests stop `-n`), and a
-stop/resume scenario (scancel, SIGTERM, SIGKILL + orphans, resume). ~140 s on a 2-core machine
-at load 2 (77 s without the preflight and stop/resume scenarios, same load): mostly the plugin's status polling
-and two Snakemake starts per SLURM job.
-"""
+stop/resume scenario (scancel, SIGTERM, SIGKILL + orphans, resume). Its time goes mostly to the
+plugin's status polling and two Snakemake starts per SLURM job (docs/performance.md)."""
 import os
 import re
 import shutil
