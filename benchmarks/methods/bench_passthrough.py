@@ -1,12 +1,13 @@
-"""``scale: none`` and selector ``none`` as a pass-through (NEW) against their arithmetic path
-(OLD: (x − 0) / 1 and every column, copied to float64 and back), CPU of tuned cells of
-config/paper/milsd.yaml's ``milsd-webkb`` in the same run.
+"""``scale: none`` and selector ``none`` as a pass-through (NEW) against the general transform
+path with the ``_passes_through`` hook off (OLD: (x − 0) / 1 and every column, copied to float64
+and back, as every other transformer does), CPU of tuned cells of config/paper/milsd.yaml's
+``milsd-webkb`` in the same run.
 
 A transductive fit transforms every page it is not trained on through the pipeline's scale and
-select steps, so each of a cell's 221 B-MILSD fits (31 for LC-MF) paid ~0.3 s on WebKB faculty
-for a transform that changes no bit.  Both variants run the workflow's own estimator
+select steps, so each of a cell's 221 B-MILSD fits (31 for LC-MF) would pay for a transform
+that changes no bit.  Both variants run the workflow's own estimator
 (:func:`milbench.experiment.fold.build_estimator`, the config's method entry, its protocol,
-inner folds and metric) on the same cell; OLD restores the arithmetic path for the run.
+inner folds and metric) on the same cell; OLD switches the hook off for the run.
 Prints CPU seconds per variant, their ratio, and whether every inner-CV score, the chosen
 point and every test score are equal.  ``--C`` / ``--mu`` restrict B-MILSD's grid (a sample of
 its 44 points; the whole grid by default).
@@ -32,7 +33,8 @@ from milbench.preprocessing import BagScaler
 
 @contextlib.contextmanager
 def arithmetic_path():
-    """The transforms as they were: every Bags through (x − shift) / scale and X[:, support]."""
+    """The hook off: every Bags through (x − shift) / scale and X[:, support], the path of
+    MILTransformer."""
     saved = BagScaler._passes_through, FeatureSubsetTransformer._passes_through
     BagScaler._passes_through = FeatureSubsetTransformer._passes_through = \
         MILTransformer._passes_through

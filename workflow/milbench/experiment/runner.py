@@ -4,7 +4,7 @@ one process, the cells spread over the job's threads (one single-threaded cell p
 Workers are forked from the job process after the bags, folds and library are loaded, so a
 worker starts at once instead of re-importing pandas / scikit-learn (docs/performance.md).
 Every cell is :func:`milbench.experiment.fold.run_fold` with ``n_jobs=1`` (``threads.cell`` in the
-config gives a cell more), seeded by ``seed + repeat`` as before, so a method's rows do not
+config gives a cell more), seeded by ``seed + repeat``, so a method's rows do not
 depend on how many threads ran it or in which order its cells finished.
 
 Debug one cell from the command line (after ``snakemake`` has built the bags and folds)::
