@@ -8,8 +8,7 @@ trained on) on a WebKB store, built by the workflow's own estimator
 ``milbench.classifiers.lcmf.FACTOR_CACHE`` disabled (every grid point factorises its inner
 fold again: |grid| × inner folds + 1 factorisations a cell); AFTER with it. The pages are
 factorised in bag-id order, so every fit of a transductive cell factorises the same pages the
-same way: one factorisation a cell (inner folds + 1 until 2026-11-28, when the order was the
-fit's own). Prints CPU seconds per cell, the factorisations, the chosen svm_C, the test
+same way: one factorisation a cell. Prints CPU seconds per cell, the factorisations, the chosen svm_C, the test
 accuracy, and whether every inner-CV score and every test score is equal.
 
 ``--job`` runs the cells one after the other with the cache kept, as a method job's process

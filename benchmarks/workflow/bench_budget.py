@@ -7,9 +7,7 @@ included; docs/budget.md says how it counts and measures).
         [--bags results/bags] [--data ../shared/data] [--out DIR]
 
 Runs the plan of each config in turn (each within ``--seconds`` of sampled fits) and prints its
-table; ``--out DIR`` also writes ``<config>.json`` and ``<config>.csv`` there.  The earlier
-whole-cell sampler (a 30 s wall-clock timeout x fits, scaled-down reruns) is retired: its
-milsd "≥ 30 CPU-days" was a timeout multiplied up.
+table; ``--out DIR`` also writes ``<config>.json`` and ``<config>.csv`` there.
 """
 from benchmarks import DATA, REPO
 import argparse

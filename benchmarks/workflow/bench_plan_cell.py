@@ -13,9 +13,7 @@ this process, whose in-process caches no draw has filled).  Prints each draw's e
 ratio to the cell.  ``--family`` picks the config's first tuned family whose selector entry has that
 name, ``--method`` the method of that family (its list-expanded settings, in config order).
 The draw's time budget is ``--soft-cap`` CPU s (the planner gives a draw its share of
-``--seconds``).  On 2026-11-28 (the defaults: fox at 30 %, a 32.2 s cell, the machine otherwise
-idle) six draws of nine settings estimated 0.62-1.35x the cell, six of all 45 distinct fits
-0.93-0.95x.
+``--seconds``).  What it found: docs/budget.md.
 """
 from benchmarks import DATA, REPO
 import argparse
