@@ -1,11 +1,20 @@
 """The library's layers (docs/architecture.md): no module imports a layer above its own, and
-the module-level imports form no cycle.  Read from the source with ``ast`` (nothing imported)."""
+the module-level imports form no cycle.  Read from the source with ``ast`` (nothing imported).
+docs/architecture.md lists every module under its layer, and names what Snakemake's parse
+imports."""
 import ast
+import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1] / "workflow" / "milbench"
+REPO = Path(__file__).resolve().parents[1]
+ROOT = REPO / "workflow" / "milbench"
+DOC = REPO / "docs" / "architecture.md"
 
 # layer of a module, by the longest matching prefix (docs/architecture.md's table)
 LAYERS = {
@@ -80,3 +89,66 @@ def test_no_import_cycle():
     for node in sorted(graph):
         if node not in state:
             visit(node, [])
+
+
+def documented():
+    """{path relative to workflow/milbench: layer} of the module rows of docs/architecture.md's
+    per-layer tables (``### Layer N: ...`` headings, rows ``| `path.py` | ... |``)."""
+    rows, current = {}, None
+    for line in DOC.read_text().splitlines():
+        heading = re.match(r"### Layer (\d+)\b", line)
+        if heading:
+            current = int(heading.group(1))
+        elif line.startswith("## "):
+            current = None
+        else:
+            row = re.match(r"\| `([\w/]+\.py)` \|", line)
+            if row and current is not None:
+                assert row.group(1) not in rows, f"{row.group(1)} listed twice"
+                rows[row.group(1)] = current
+    return rows
+
+
+def holds_code(path):
+    """False for a module that is only a docstring (a package's ``__init__.py``)."""
+    body = ast.parse(path.read_text()).body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]
+    return bool(body)
+
+
+def test_every_module_is_in_the_architecture_doc():
+    on_disk = {str(path.relative_to(ROOT)) for _, path in modules() if holds_code(path)}
+    listed = documented()
+    missing, unknown = sorted(on_disk - set(listed)), sorted(set(listed) - on_disk)
+    assert not missing, f"modules missing from docs/architecture.md: {missing}"
+    assert not unknown, f"docs/architecture.md names modules that do not exist: {unknown}"
+
+
+def test_architecture_doc_puts_each_module_in_its_layer():
+    names = {str(path.relative_to(ROOT)): name for name, path in modules()}
+    wrong = {p: (doc_layer, layer(names[p])) for p, doc_layer in documented().items()
+             if p in names and layer(names[p]) != doc_layer}
+    assert not wrong, f"{{module: (layer in docs/architecture.md, in LAYERS)}}: {wrong}"
+
+
+def test_parse_imports_what_the_doc_names():
+    """The modules common.smk imports, in a fresh interpreter, load exactly the library modules
+    docs/architecture.md names for Snakemake's parse, and never the Parquet store."""
+    smk = (REPO / "workflow" / "rules" / "common.smk").read_text()
+    roots = re.findall(r"^from (milbench[\w.]*) import", smk, re.M)
+    assert "milbench.experiment.grid" in roots
+    code = ("import json, sys\n" + "".join(f"import {m}\n" for m in roots)
+            + "print(json.dumps(sorted(sys.modules)))")
+    env = dict(os.environ, PYTHONPATH=str(REPO / "workflow"))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         check=True).stdout
+    loaded = set(json.loads(out))
+    packages = {n for n, p in modules() if p.name == "__init__.py"}
+    ours = {m for m in loaded if m.startswith("milbench.") and m not in packages}
+    section = DOC.read_text().split("## What Snakemake's parse imports")[1].split("\n## ")[0]
+    named = set(re.findall(r"`(milbench\.[\w.]+)`", section))
+    omitted, skipped = sorted(ours - named), sorted(named - ours)
+    assert not omitted, f"the parse imports modules docs/architecture.md omits: {omitted}"
+    assert not skipped, f"docs/architecture.md names modules the parse does not import: {skipped}"
+    assert "pyarrow.parquet" not in loaded

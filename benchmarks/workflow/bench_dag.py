@@ -5,14 +5,16 @@ Many small jobs: the dry-run cost of every paper config and of a synthetic ~10,0
 
     python -m benchmarks.workflow.bench_dag                    # all four parts
     python -m benchmarks.workflow.bench_dag --part configs     # dry run of every config/paper/*.yaml
+    python -m benchmarks.workflow.bench_dag --part configs --configs default midr --repeat 3
     python -m benchmarks.workflow.bench_dag --part size [--jobs 10000]     # dry run, synthetic config
     python -m benchmarks.workflow.bench_dag --part profile [--jobs 10000]  # cProfile of that dry run
     python -m benchmarks.workflow.bench_dag --part slurm       # trivial jobs, local vs SLURM
 
-configs: CPU seconds, for each config/paper/*.yaml, of `snakemake -l` (parse only: Snakefile +
+configs: CPU seconds, for each config/paper/*.yaml (and the embedded default,
+config/config.yaml, when `--configs` names `default`), of `snakemake -l` (parse only: Snakefile +
 common.smk's config expansion, no DAG) and `snakemake -n --quiet rules` (parse + DAG + dry-run
-schedule) in an empty temp dir, so every job is planned; the job count comes from the dry run's
-table.
+schedule) in an empty temp dir, so every job is planned, each a new process (a cold start); the
+least of `--repeat` runs; the job count comes from the dry run's table.
 size: wall seconds of `snakemake -n` on a synthetic config (offline datasets, a method grid sized
 to reach --jobs run_method jobs) written into a temp dir, against the 60 s target.
 profile: `python -m cProfile` of the same dry run, internal time grouped by where the code
@@ -64,11 +66,12 @@ def job_table(text):
     return table
 
 
-def dry_run(configfile, workdir):
+def dry_run(configfile, workdir, repeat=1):
     base = SMK + ["-s", str(REPO / "Snakefile"), "-d", str(workdir), "--configfile",
                   str(configfile)]
-    t_parse, res_l = cpu_timed(base + ["-l"])
-    t_dry, res_n = cpu_timed(base + ["-n", "--quiet", "rules"])
+    t_parse = min(cpu_timed(base + ["-l"])[0] for _ in range(repeat))
+    t_dry, res_n = min((cpu_timed(base + ["-n", "--quiet", "rules"]) for _ in range(repeat)),
+                       key=lambda r: r[0])
     out = res_n.stdout + res_n.stderr
     if res_n.returncode:
         err = [ln for ln in out.splitlines() if ln.strip()][-3:]
@@ -76,24 +79,28 @@ def dry_run(configfile, workdir):
     return t_parse, t_dry, job_table(out), None
 
 
-def part_configs(only=None):
+def part_configs(only=None, repeat=1):
     print("== DAG size and dry-run time per paper config (empty workdir: everything planned) ==")
     configs = sorted((REPO / "config" / "paper").glob("*.yaml"))
     if only:
         configs = [c for c in configs if c.stem in only]
-    print("CPU seconds (user + sys) of `snakemake -l` (parse) and `snakemake -n` (parse + DAG)")
+        if "default" in only:
+            configs.insert(0, REPO / "config" / "config.yaml")
+    print(f"CPU seconds (user + sys; least of {repeat}) of `snakemake -l` (parse) and "
+          f"`snakemake -n` (parse + DAG); load average {os.getloadavg()[0]:.1f}")
     print(f"{'config':<14} {'jobs':>7} {'methods':>8} {'parse s':>8} {'dry-run s':>9} "
           f"{'DAG+sched s':>11} {'ms/job':>7}  rules")
     for cfg in configs:
+        name = "default" if cfg.parent.name == "config" else cfg.stem
         with tempfile.TemporaryDirectory() as tmp:
-            t_parse, t_dry, table, err = dry_run(cfg, tmp)
+            t_parse, t_dry, table, err = dry_run(cfg, tmp, repeat)
         if table is None:
-            print(f"{cfg.stem:<14} {'-':>7} {'-':>8} {t_parse:8.1f} {t_dry:9.1f} {'-':>11} "
+            print(f"{name:<14} {'-':>7} {'-':>8} {t_parse:8.2f} {t_dry:9.2f} {'-':>11} "
                   f"{'-':>7}  FAILED: {err}")
             continue
         total = table.pop("total", sum(table.values()))
-        print(f"{cfg.stem:<14} {total:7d} {table.get('run_method', 0):8d} {t_parse:8.1f} "
-              f"{t_dry:9.1f} {t_dry - t_parse:11.1f} {1e3 * t_dry / max(total, 1):7.2f}  "
+        print(f"{name:<14} {total:7d} {table.get('run_method', 0):8d} {t_parse:8.2f} "
+              f"{t_dry:9.2f} {t_dry - t_parse:11.2f} {1e3 * t_dry / max(total, 1):7.2f}  "
               + ", ".join(f"{k}={v}" for k, v in sorted(table.items()) if k != "run_method"))
 
 
@@ -250,11 +257,13 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--part", choices=["all", "configs", "size", "profile", "slurm"], default="all")
     ap.add_argument("--jobs", type=int, default=10_000, help="size of the synthetic dry run")
-    ap.add_argument("--configs", nargs="*", help="config stems (default: all config/paper/*.yaml)")
+    ap.add_argument("--configs", nargs="*", help="config stems (default: all config/paper/*.yaml;"
+                    " `default`: the embedded config/config.yaml)")
+    ap.add_argument("--repeat", type=int, default=1, help="configs: the least CPU of this many runs")
     ap.add_argument("--save-prof", help="keep the profile (pstats file) here")
     a = ap.parse_args()
     if a.part in ("all", "configs"):
-        part_configs(a.configs)
+        part_configs(a.configs, a.repeat)
     if a.part in ("all", "size"):
         part_size(a.jobs)
     if a.part in ("all", "profile"):

@@ -1,4 +1,4 @@
-"""Feature chains: raw multi-view sources -> bags (layer 3: may import ``milbench.data`` and
+"""Feature chains: raw multi-view sources -> bags (layer 2: may import ``milbench.data`` and
 ``milbench.utils``; never an estimator or the experiment machinery).
 
 * :mod:`.images` – Corel-style photos -> regions (superpixel bipartite-graph segmentation) ->

@@ -22,7 +22,6 @@ import pandas as pd
 import yaml
 
 from milbench.data.bags import BagError, Bags
-from milbench.data.store import StoreError, read_bags
 from milbench.utils.hashing import sha256_file
 
 MANIFEST = Path(__file__).resolve().parents[3] / "resources" / "sources.yaml"
@@ -441,6 +440,9 @@ def read_any(fmt, path, names=None, positive=None, mixed_labels="error"):
     ``positive`` declares the positive class value (arff); ``mixed_labels="max"`` accepts bags
     whose instance rows carry both labels (csv, uci-musk, c45)."""
     def parquet(p):
+        # not at import: Snakemake's parse reads the manifest, never a Parquet file
+        from milbench.data.store import StoreError, read_bags
+
         try:
             return read_bags(p)
         except StoreError as e:

@@ -1,4 +1,4 @@
-"""The experiment machinery behind the Snakemake workflow (layer 5: may import every layer
+"""The experiment machinery behind the Snakemake workflow (layer 4: may import every layer
 below: ``utils``, ``data``, estimators, ``registry``; never ``milbench.report``).
 
 :mod:`.config` (config loading, defaults, the settings and SLURM resources a job runs with),

@@ -1,4 +1,4 @@
-"""Reporting over finished runs (layer 6, the top: may import every layer below).
+"""Reporting over finished runs (layer 5, the top: may import every layer below).
 
 :mod:`.stats` (Friedman / Iman–Davenport, Nemenyi and Wilcoxon tests), :mod:`.plots`
 (figures), :mod:`.reproduction` (paper targets vs ours), :mod:`.reproduction_archive` (finished
