@@ -12,8 +12,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 
 from milbench.classifiers import diverse_density as dd
+from milbench.classifiers._thresholds import best_thresholds
 from milbench.classifiers.diverse_density import EMDD, MDD, MIDD
 from milbench.data.bags import BagError, Bags
+from milbench.utils.segments import segment_arg
 
 from conftest import poisoned_bags
 
@@ -108,7 +110,7 @@ def test_segment_helpers_match_loops():
     off = np.array([0, 3, 4, 9])
     D = rng.uniform(size=(2, 9))
     D[0, 1] = D[0, 0]                                   # a tie: the first index wins
-    mins, idx = dd.seg_argmin(D, off)
+    mins, idx = segment_arg(D, off, np.minimum, axis=1)
     for b in range(3):
         seg = D[:, off[b]:off[b + 1]]
         np.testing.assert_array_equal(idx[:, b], off[b] + seg.argmin(axis=1))
@@ -121,7 +123,7 @@ def test_best_thresholds_matches_brute_force():
     scores = np.round(rng.normal(size=(4, 15)), 1)       # rounding creates ties
     y = rng.integers(0, 2, 15)
     w = rng.uniform(0.5, 2, 15)
-    acc, thr = dd.best_thresholds(scores, y, w)
+    acc, thr = best_thresholds(scores, y, w)
     for r in range(4):
         cands = np.unique(scores[r])
         cuts = np.r_[cands[0] - 1, (cands[:-1] + cands[1:]) / 2, cands[-1] + 1]

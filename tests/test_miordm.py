@@ -6,12 +6,13 @@ from scipy.optimize import minimize
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 
-from milbench.classifiers.miordm import MIORDM, bag_means, representatives_stop, segment_argmax
+from milbench.classifiers._kernels import kernel_matrix
+from milbench.classifiers._representatives import representatives_stop
+from milbench.classifiers.miordm import MIORDM
 from milbench.classifiers.odm import (
     ODM,
     dual_gradient,
     dual_objective,
-    kernel_matrix,
     kkt_violation,
     odm_c,
     odm_dual_matrices,
@@ -19,6 +20,7 @@ from milbench.classifiers.odm import (
     solve_odm_dual,
 )
 from milbench.data.bags import Bags
+from milbench.utils.segments import segment_argmax, segment_mean
 
 from conftest import synthetic_mil
 
@@ -220,7 +222,7 @@ def test_segment_argmax_first_max_per_bag():
     s = np.array([1.0, 3.0, 3.0, -1.0, -2.0, 5.0])
     off = np.array([0, 3, 5, 6])
     np.testing.assert_array_equal(segment_argmax(s, off), [1, 3, 5])
-    np.testing.assert_allclose(bag_means(np.arange(6.0)[:, None], off).ravel(), [1, 3.5, 5])
+    np.testing.assert_allclose(segment_mean(np.arange(6.0)[:, None], off).ravel(), [1, 3.5, 5])
 
 
 def test_decision_is_max_instance_score_and_predict_is_sign():
@@ -299,7 +301,7 @@ def test_real_data_accuracy_near_paper(name, target, shared_data):
 @pytest.mark.parametrize("force", ["cap", "memory"])
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
 def test_precomputed_kernel_matches_per_round_kernel(fresh_cache, monkeypatch, force, kernel):
-    import milbench.classifiers.miordm as mod
+    import milbench.classifiers._representatives as mod
     bags, y = synthetic_mil(11)
     kw = dict(kernel=kernel, lam=64.0, gamma=0.1, random_state=0)   # γ unused by "linear"
     pre = MIORDM(**kw).fit(bags, y)

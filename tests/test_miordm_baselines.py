@@ -8,9 +8,9 @@ from sklearn.svm import SVC
 
 from milbench.classifiers.kisvm import KISVM, averaging_matrix, mean_embedding_kernel
 from milbench.classifiers.mildm import MILDM, bag_similarity_mapping, label_laplacian
-from milbench.classifiers.miordm import segment_argmax
 from milbench.classifiers.mirsvm import MIRSVM
 from milbench.data.bags import Bags
+from milbench.utils.segments import segment_argmax
 
 from conftest import synthetic_mil
 

@@ -75,20 +75,21 @@ PAPER_GRID = {"lam": [128.0, 256.0, 512.0, 1024.0], "theta": [0.6, 0.7, 0.8],
 @contextlib.contextmanager
 def per_round_kernel():
     """MIORDM as before the precomputed kernel: every round computes its own kernel blocks."""
-    from milbench.classifiers import miordm
-    cap, miordm.FULL_KERNEL_MAX_BYTES = miordm.FULL_KERNEL_MAX_BYTES, 0
+    from milbench.classifiers import _representatives as reps
+    cap, reps.FULL_KERNEL_MAX_BYTES = reps.FULL_KERNEL_MAX_BYTES, 0
     try:
         yield
     finally:
-        miordm.FULL_KERNEL_MAX_BYTES = cap
+        reps.FULL_KERNEL_MAX_BYTES = cap
 
 
 @contextlib.contextmanager
 def patched(**values):
-    """Set module constants of milbench.classifiers.miordm (or odm, where the name lives) for
-    the block."""
-    from milbench.classifiers import miordm, odm
-    homes = {k: odm if hasattr(odm, k) and not hasattr(miordm, k) else miordm for k in values}
+    """Set module constants of milbench.classifiers._representatives (or _kernels, where the
+    name lives) for the block."""
+    from milbench.classifiers import _kernels, _representatives
+    homes = {k: _kernels if hasattr(_kernels, k) and not hasattr(_representatives, k)
+             else _representatives for k in values}
     old = {k: getattr(homes[k], k) for k in values}
     for k, v in values.items():
         setattr(homes[k], k, v)
@@ -286,7 +287,7 @@ def density_table():
     import numpy as np
     import scipy.sparse as sp
 
-    from milbench.classifiers.odm import kernel_matrix, sq_norms
+    from milbench.classifiers._kernels import kernel_matrix, sq_norms
 
     rng = np.random.default_rng(0)
     print("RBF block 3000 x 700, d = 3000, cpu s (best of 3): density, dense, CSR, dense/CSR")

@@ -53,21 +53,18 @@ from milbench.base import (
     resolve_gamma,
     warn_cap,
 )
-from milbench.classifiers.miordm import (
-    instances_and_means,
-    representatives_stop,
-    segment_argmax,
-)
-from milbench.classifiers.distances import block_plan
-from milbench.classifiers.odm import (
+from milbench.classifiers._blocks import block_plan
+from milbench.classifiers._kernels import (
     KERNELS,
     SPARSE_PRODUCT_FACTOR,
     as_sparse_if_sparse,
     kernel_matrix,
     sq_norms,
 )
+from milbench.classifiers._representatives import instances_and_means, representatives_stop
 from milbench.data.bags import stack
 from milbench.utils.cache import CACHE, fingerprint, matrix_fingerprint, memory_limit
+from milbench.utils.segments import segment_argmax
 
 
 def averaging_matrix(offsets):

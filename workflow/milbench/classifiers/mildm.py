@@ -44,8 +44,8 @@ from milbench.base import (
     n_from_fraction,
     resolve_gamma,
 )
-from milbench.classifiers.distances import block_plan
-from milbench.classifiers.odm import (
+from milbench.classifiers._blocks import block_plan
+from milbench.classifiers._kernels import (
     SPARSE_PRODUCT_FACTOR,
     as_sparse_if_sparse,
     kernel_matrix,

@@ -98,6 +98,7 @@ from milbench.base import (
 from milbench.data.bags import BagError, Bags, check_bags, labels_to_01, stack
 from milbench.data.edges import check_edges
 from milbench.utils.cache import LRUCache, ReusesFits, fit_key, params_key
+from milbench.utils.segments import segment_arg
 
 GRAPHS = ("bag", "instance", "both")
 DEGREES = ("out", "total", "none")
@@ -311,19 +312,6 @@ def _matvec(X, w):
                            for a in range(0, X.shape[0], 8192)])
 
 
-def _segment_argmax(s, offsets):
-    """(max, global row of the first argmax) of every segment of s."""
-    mx = np.maximum.reduceat(s, offsets[:-1])
-    sizes = np.diff(offsets)
-    hit = np.flatnonzero(s >= np.repeat(mx, sizes))
-    seg = np.searchsorted(offsets, hit, side="right") - 1
-    first = np.ones(len(hit), dtype=bool)
-    first[1:] = seg[1:] != seg[:-1]
-    arg = np.empty(len(sizes), dtype=np.int64)
-    arg[seg[first]] = hit[first]
-    return mx, arg
-
-
 class _Problem:
     """Stacked data of one fit: design matrix, labeled bags, graph nodes and edges."""
 
@@ -384,7 +372,7 @@ class _Problem:
         return self._with_instance_nodes(P)
 
     def argmax_linearisation(self, s):
-        _, arg = _segment_argmax(s, self.offsets)
+        _, arg = segment_arg(s, self.offsets, np.maximum)
         P = sp.csr_matrix((np.ones(self.n_bags), (np.arange(self.n_bags), arg)),
                           shape=(self.n_bags, self.N))
         return self._with_instance_nodes(P), arg
@@ -396,7 +384,7 @@ class _Problem:
 
     # -- node values ------------------------------------------------------------------
     def node_max(self, s):
-        mx, arg = _segment_argmax(s, self.offsets)
+        mx, arg = segment_arg(s, self.offsets, np.maximum)
         if self.use_inst_nodes:
             return np.concatenate([mx, s]), np.concatenate([arg, np.arange(self.N)])
         return mx, arg
@@ -405,7 +393,7 @@ class _Problem:
     def bag_constraint(self, s, lin_pos):
         """(row coefficients of g_c, b_c, violation b_c − wᵀg_c) of the most violated c."""
         k = self.hinge_scale
-        mx, arg = _segment_argmax(s[:self.lab_offsets[-1]], self.lab_offsets)
+        mx, arg = segment_arg(s[:self.lab_offsets[-1]], self.lab_offsets, np.maximum)
         pos = self.y > 0
         score = np.where(pos, lin_pos @ s, mx)        # lin_pos rows: labeled bags
         c = (1.0 - self.y * score) > 0
@@ -439,7 +427,7 @@ class _Problem:
     # -- true objective -----------------------------------------------------------------
     def objective(self, w, C, mu):
         s = self.scores(w)
-        mx, _ = _segment_argmax(s, self.offsets)
+        mx, _ = segment_arg(s, self.offsets, np.maximum)
         hinge = np.maximum(0.0, 1.0 - self.y * mx[:self.n]).sum() * self.hinge_scale
         J = 0.5 * w @ w + C * hinge
         if self.has_graph and mu > 0:

@@ -68,8 +68,9 @@ from milbench.base import (
     resolve_gamma,
     warn_cap,
 )
-from milbench.classifiers.odm import SPARSE_PRODUCT_FACTOR, as_sparse_if_sparse, memory_limit_error
-from milbench.classifiers.set_kernel import C_SCALINGS, scaled_C
+from milbench.classifiers._blocks import memory_limit_error
+from milbench.classifiers._kernels import SPARSE_PRODUCT_FACTOR, as_sparse_if_sparse
+from milbench.classifiers._svm import C_SCALINGS, scaled_C
 from milbench.data.bags import stack
 from milbench.utils.cache import memory_limit
 

@@ -55,27 +55,13 @@ from milbench.base import (
     options,
     resolve_gamma,
 )
-from milbench.classifiers.distances import bag_blocks, block_plan, largest_block, row_blocks
+from milbench.classifiers._blocks import bag_blocks, block_plan, largest_block, row_blocks
+from milbench.classifiers._svm import C_SCALINGS, scaled_C
 from milbench.data.bags import stack
 from milbench.utils.cache import memory_limit
 
 INSTANCE_KERNELS = ("rbf", "poly")
 NORMALIZATIONS = ("none", "averaging", "featurespace")
-C_SCALINGS = ("none", "n_bags", "n_instances", "n_examples")
-
-
-def scaled_C(C, C_scaling, *, n_bags, n_instances, n_examples):
-    """Effective SVC C under an explicit scaling rule (never a hidden division); ``C`` and
-    ``C_scaling`` are an estimator's validated parameters.
-
-    "none": C; "n_bags": C / n_bags; "n_instances": C / n_instances; "n_examples": C / number
-    of examples the SVM is trained on (bags for set kernels, instances for mi-SVM, negative
-    instances + positive witnesses for MI-SVM — the convention of the misvm package).
-    """
-    n = {"none": 1, "n_bags": n_bags, "n_instances": n_instances, "n_examples": n_examples}
-    return float(C) / n[C_scaling]
-
-
 def make_instance_kernel(kind, gamma, degree=3, coef0=1.0):
     """Vectorised instance kernel k(A, B) -> (len(A), len(B)) matrix."""
     if kind == "rbf":
