@@ -87,8 +87,8 @@ def registry_modules():
     tree = ast.parse((ROOT / "registry.py").read_text())
     found = set()
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) in ("SELECTORS", "CLASSIFIERS")
-                                                for t in node.targets):
+        names = {getattr(t, "id", None) for t in getattr(node, "targets", ())}
+        if isinstance(node, ast.Assign) and names & {"SELECTORS", "CLASSIFIERS"}:
             found.update(v.value.split(":")[0] for v in node.value.values)
     return found
 

@@ -81,7 +81,7 @@ PRECOMPUTE_MAX_SPARSE = 8000     # ... when the pool is sparse (CSR): a 512 MB f
 
 class _InstanceSVM:
     """SVC on a subset of a fixed pool of training rows, native or precomputed kernel; a sparse
-    pool is held as CSR (:func:`~milbench.classifiers.odm.as_sparse_if_sparse`)."""
+    pool is held as CSR (:func:`~milbench.classifiers._kernels.as_sparse_if_sparse`)."""
 
     def __init__(self, X, kernel, gamma, degree, coef0, tol, precompute, cache_size):
         self.X = X

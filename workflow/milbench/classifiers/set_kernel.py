@@ -78,7 +78,7 @@ SETTING = ("Raise MILBENCH_MAX_MEMORY_GB (or run on a node / SLURM job with more
 
 
 def _plan(off, block, cols, fixed, block_rows, what):
-    """(rows, split) of the instance-kernel row blocks (distances.block_plan): the default
+    """(rows, split) of the instance-kernel row blocks (_blocks.block_plan): the default
     blocks of whole bags of about ``block_rows`` instances when the largest one (``block``
     entries) and the ``fixed`` result bytes fit :func:`memory_limit`; else blocks of fewer
     rows (× ``cols``), a large bag's rows in chunks whose sums are added up (round-off only)."""
