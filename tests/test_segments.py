@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from milbench.utils.segments import segment_arg, segment_argmax, segment_mean
+from milbench.utils.segments import averaging_matrix, segment_arg, segment_argmax, segment_mean
 
 OFF = np.array([0, 3, 4, 9, 10])          # bags of 3, 1, 5 and 1 instances
 
@@ -54,3 +54,13 @@ def test_segment_mean_matches_a_loop():
     ref = np.stack([X[a:b].mean(axis=0) for a, b in zip(OFF[:-1], OFF[1:])])
     np.testing.assert_allclose(segment_mean(X, OFF), ref, rtol=1e-12, atol=1e-15)
     np.testing.assert_array_equal(segment_mean(X, OFF)[[1, 3]], X[[3, 9]])    # one-instance bags
+
+
+def test_averaging_matrix_averages_each_bag():
+    W = averaging_matrix(OFF)
+    ref = np.zeros((4, 10))
+    for i, (a, b) in enumerate(zip(OFF[:-1], OFF[1:])):
+        ref[i, a:b] = 1.0 / (b - a)
+    np.testing.assert_array_equal(W.toarray(), ref)
+    X = np.random.default_rng(3).normal(size=(10, 2))
+    np.testing.assert_allclose(W @ X, segment_mean(X, OFF), rtol=1e-12, atol=1e-15)

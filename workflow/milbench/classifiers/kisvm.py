@@ -64,15 +64,7 @@ from milbench.classifiers._kernels import (
 from milbench.classifiers._representatives import instances_and_means, representatives_stop
 from milbench.data.bags import stack
 from milbench.utils.cache import CACHE, fingerprint, matrix_fingerprint, memory_limit
-from milbench.utils.segments import segment_argmax
-
-
-def averaging_matrix(offsets):
-    """Sparse (n_bags, N) matrix with 1/|B_i| on bag i's rows: W @ A averages A over bags."""
-    sizes = np.diff(offsets)
-    n = len(sizes)
-    return sparse.csr_matrix((np.repeat(1.0 / sizes, sizes), np.arange(offsets[-1]),
-                              offsets), shape=(n, int(offsets[-1])))
+from milbench.utils.segments import averaging_matrix, segment_argmax
 
 
 def mean_embedding_kernel(X, offsets, Z, kernel, gamma, block=1024, x_norms=None, z_norms=None):

@@ -98,7 +98,7 @@ from milbench.base import (
 from milbench.data.bags import BagError, Bags, check_bags, labels_to_01, stack
 from milbench.data.edges import check_edges
 from milbench.utils.cache import LRUCache, ReusesFits, fit_key, params_key
-from milbench.utils.segments import segment_arg
+from milbench.utils.segments import averaging_matrix, segment_arg
 
 GRAPHS = ("bag", "instance", "both")
 DEGREES = ("out", "total", "none")
@@ -365,11 +365,7 @@ class _Problem:
     # -- linearisation --------------------------------------------------------------
     def mean_linearisation(self):
         """Sparse (n_nodes x N) rows: each bag node -> its mean instance, instance -> itself."""
-        sizes = np.diff(self.offsets)
-        rows = np.repeat(np.arange(self.n_bags), sizes)
-        P = sp.csr_matrix((np.repeat(1.0 / sizes, sizes), (rows, np.arange(self.N))),
-                          shape=(self.n_bags, self.N))
-        return self._with_instance_nodes(P)
+        return self._with_instance_nodes(averaging_matrix(self.offsets))
 
     def argmax_linearisation(self, s):
         _, arg = segment_arg(s, self.offsets, np.maximum)

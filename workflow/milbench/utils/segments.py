@@ -4,6 +4,7 @@ instance (``ufunc.reduceat`` gives a wrong value for an empty segment)."""
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 
 def segment_arg(V, offsets, ufunc, axis=0):
@@ -31,3 +32,11 @@ def segment_argmax(scores, offsets):
 def segment_mean(X, offsets):
     """(n_bags, d) mean of the rows of every bag segment of the 2-d ``X``."""
     return np.add.reduceat(X, offsets[:-1], axis=0) / np.diff(offsets)[:, None]
+
+
+def averaging_matrix(offsets):
+    """Sparse (n_bags, N) matrix with 1/|B_i| on bag i's rows: W @ A averages A over bags."""
+    sizes = np.diff(offsets)
+    n = len(sizes)
+    return sp.csr_matrix((np.repeat(1.0 / sizes, sizes), np.arange(offsets[-1]),
+                          offsets), shape=(n, int(offsets[-1])))
