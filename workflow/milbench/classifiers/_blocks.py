@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+
 class MemoryLimitError(MemoryError):
     """A computation's estimated peak memory is over the limit it may use."""
 

@@ -62,6 +62,8 @@ from milbench.utils.cache import memory_limit
 
 INSTANCE_KERNELS = ("rbf", "poly")
 NORMALIZATIONS = ("none", "averaging", "featurespace")
+
+
 def make_instance_kernel(kind, gamma, degree=3, coef0=1.0):
     """Vectorised instance kernel k(A, B) -> (len(A), len(B)) matrix."""
     if kind == "rbf":
