@@ -152,3 +152,52 @@ def test_parse_imports_what_the_doc_names():
     assert not omitted, f"the parse imports modules docs/architecture.md omits: {omitted}"
     assert not skipped, f"docs/architecture.md names modules the parse does not import: {skipped}"
     assert "pyarrow.parquet" not in loaded
+
+
+def registry_modules():
+    """Modules of the estimators named in ``milbench/registry.py``'s tables (read with ast)."""
+    tree = ast.parse((ROOT / "registry.py").read_text())
+    found = set()
+    for node in tree.body:
+        names = {getattr(t, "id", None) for t in getattr(node, "targets", ())}
+        if isinstance(node, ast.Assign) and names & {"SELECTORS", "CLASSIFIERS"}:
+            found.update(v.value.split(":")[0] for v in node.value.values)
+    return found
+
+
+METHOD_MODULES = registry_modules()
+
+# a method module may import another only when that method is part of what it is: (importer,
+# imported) -> why.  Shared code (kernels, segment reductions, thresholds, base classes) lives
+# in modules that define no registry estimator.
+METHOD_COMPOSITION = {
+    ("milbench.selectors.hydr", "milbench.selectors.relieff"):
+        "HyDR-MI's first stage is ReliefF-MI (Zafra et al. 2013, §3.2), with its parameters",
+    ("milbench.classifiers.ensembles", "milbench.classifiers.wrapper"):
+        "an ensemble's default member is MI-Wrapper around a tree (Zafra et al. 2013, §4.1.2)",
+    ("milbench.selectors.cvfs", "milbench.selectors.view_baselines"):
+        "CVFS is a view-aware selector: it subclasses ViewSelector, the view selectors' base "
+        "class, and takes their view parameters (VIEW_CONSTRAINTS), defined with BIG/IIG/FS",
+}
+
+
+def test_registry_modules_are_found():
+    assert {"milbench.classifiers.miordm", "milbench.selectors.relieff"} <= METHOD_MODULES
+    assert all(ROOT.joinpath(*m.split(".")[1:]).with_suffix(".py").is_file()
+               for m in METHOD_MODULES)
+
+
+@pytest.mark.parametrize("name", sorted(METHOD_MODULES))
+def test_method_modules_do_not_import_one_another(name):
+    path = ROOT.joinpath(*name.split(".")[1:]).with_suffix(".py")
+    other = sorted(m for m in imports(path) if m in METHOD_MODULES and m != name
+                   and (name, m) not in METHOD_COMPOSITION)
+    assert other == [], (f"{name} defines a registry method and imports other methods' "
+                         f"modules {other}: move the shared code to a module that defines no "
+                         f"registry estimator, or compose through milbench.registry.make")
+
+
+def test_method_composition_exceptions_are_current():
+    stale = [pair for pair in METHOD_COMPOSITION
+             if pair[1] not in imports(ROOT.joinpath(*pair[0].split(".")[1:]).with_suffix(".py"))]
+    assert stale == []

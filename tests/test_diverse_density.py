@@ -14,6 +14,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validat
 from milbench.classifiers import diverse_density as dd
 from milbench.classifiers.diverse_density import EMDD, MDD, MIDD
 from milbench.data.bags import BagError, Bags
+from milbench.utils.segments import segment_arg
 
 from conftest import poisoned_bags
 
@@ -108,26 +109,12 @@ def test_segment_helpers_match_loops():
     off = np.array([0, 3, 4, 9])
     D = rng.uniform(size=(2, 9))
     D[0, 1] = D[0, 0]                                   # a tie: the first index wins
-    mins, idx = dd.seg_argmin(D, off)
+    mins, idx = segment_arg(D, off, np.minimum, axis=1)
     for b in range(3):
         seg = D[:, off[b]:off[b + 1]]
         np.testing.assert_array_equal(idx[:, b], off[b] + seg.argmin(axis=1))
         np.testing.assert_allclose(mins[:, b], seg.min(axis=1))
         np.testing.assert_allclose(dd.seg_logsumexp(D, off)[:, b], np.log(np.exp(seg).sum(1)))
-
-
-def test_best_thresholds_matches_brute_force():
-    rng = np.random.default_rng(5)
-    scores = np.round(rng.normal(size=(4, 15)), 1)       # rounding creates ties
-    y = rng.integers(0, 2, 15)
-    w = rng.uniform(0.5, 2, 15)
-    acc, thr = dd.best_thresholds(scores, y, w)
-    for r in range(4):
-        cands = np.unique(scores[r])
-        cuts = np.r_[cands[0] - 1, (cands[:-1] + cands[1:]) / 2, cands[-1] + 1]
-        accs = [np.sum(w * ((scores[r] > c) == (y == 1))) / w.sum() for c in cuts]
-        assert acc[r] == pytest.approx(max(accs))
-        assert np.sum(w * ((scores[r] > thr[r]) == (y == 1))) / w.sum() == pytest.approx(acc[r])
 
 
 def test_stacked_lbfgs_equals_separate_runs():

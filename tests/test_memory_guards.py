@@ -12,13 +12,13 @@ import pytest
 
 from milbench.classifiers import distances
 from milbench.classifiers.citation_knn import CitationKNN
-from milbench.classifiers.distances import _min_rows, bag_distances, largest_block
+from milbench.classifiers._blocks import MemoryLimitError, largest_block
+from milbench.classifiers.distances import _min_rows, bag_distances
 from milbench.classifiers.kisvm import mean_embedding_kernel
 from milbench.classifiers.mildm import bag_similarity_mapping
 from milbench.classifiers.miordm import MIORDM
 from milbench.classifiers.mirsvm import MIRSVM
 from milbench.classifiers.misvm import MISVM, MiSVM
-from milbench.classifiers.odm import MemoryLimitError
 from milbench.classifiers.set_kernel import (
     SetKernelSVM,
     make_instance_kernel,

@@ -6,12 +6,12 @@ from scipy.optimize import minimize
 from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 
-from milbench.classifiers.miordm import MIORDM, bag_means, representatives_stop, segment_argmax
+from milbench.classifiers._kernels import kernel_matrix
+from milbench.classifiers.miordm import MIORDM
 from milbench.classifiers.odm import (
     ODM,
     dual_gradient,
     dual_objective,
-    kernel_matrix,
     kkt_violation,
     odm_c,
     odm_dual_matrices,
@@ -19,6 +19,7 @@ from milbench.classifiers.odm import (
     solve_odm_dual,
 )
 from milbench.data.bags import Bags
+from milbench.utils.segments import segment_argmax
 
 from conftest import synthetic_mil
 
@@ -138,16 +139,6 @@ def test_singleton_bags_reduce_to_plain_odm():
         assert mil.diagnostics_["n_iter"] == 2      # means, then the same instances again
 
 
-def test_representatives_stop_reasons():
-    seen = set()
-    a, b = np.array([0, 3]), np.array([1, 3])
-    assert representatives_stop(a, np.array([-1, -1]), seen, 1, 5) is None
-    assert representatives_stop(b, a, seen, 2, 5) is None
-    assert representatives_stop(b, b, seen, 3, 5) == "converged"
-    assert representatives_stop(a, b, seen, 3, 5) == "cycle"      # a came back
-    assert representatives_stop(np.array([2, 3]), b, seen, 5, 5) == "max_iter"
-
-
 def test_first_round_uses_bag_means_and_reps_are_bag_members():
     bags, y = synthetic_mil(1)
     m1 = MIORDM(max_rounds=1, random_state=0).fit(bags, y)
@@ -214,13 +205,6 @@ def test_max_rounds_is_honoured():
     for cap in (1, 2, 3):
         m = MIORDM(max_rounds=cap, random_state=0).fit(bags, y)
         assert m.diagnostics_["n_iter"] <= cap
-
-
-def test_segment_argmax_first_max_per_bag():
-    s = np.array([1.0, 3.0, 3.0, -1.0, -2.0, 5.0])
-    off = np.array([0, 3, 5, 6])
-    np.testing.assert_array_equal(segment_argmax(s, off), [1, 3, 5])
-    np.testing.assert_allclose(bag_means(np.arange(6.0)[:, None], off).ravel(), [1, 3.5, 5])
 
 
 def test_decision_is_max_instance_score_and_predict_is_sign():
@@ -299,7 +283,7 @@ def test_real_data_accuracy_near_paper(name, target, shared_data):
 @pytest.mark.parametrize("force", ["cap", "memory"])
 @pytest.mark.parametrize("kernel", ["rbf", "linear"])
 def test_precomputed_kernel_matches_per_round_kernel(fresh_cache, monkeypatch, force, kernel):
-    import milbench.classifiers.miordm as mod
+    import milbench.classifiers._representatives as mod
     bags, y = synthetic_mil(11)
     kw = dict(kernel=kernel, lam=64.0, gamma=0.1, random_state=0)   # γ unused by "linear"
     pre = MIORDM(**kw).fit(bags, y)

@@ -6,11 +6,11 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 from sklearn.svm import SVC
 
-from milbench.classifiers.kisvm import KISVM, averaging_matrix, mean_embedding_kernel
+from milbench.classifiers.kisvm import KISVM, mean_embedding_kernel
 from milbench.classifiers.mildm import MILDM, bag_similarity_mapping, label_laplacian
-from milbench.classifiers.miordm import segment_argmax
 from milbench.classifiers.mirsvm import MIRSVM
 from milbench.data.bags import Bags
+from milbench.utils.segments import averaging_matrix, segment_argmax
 
 from conftest import synthetic_mil
 

@@ -6,10 +6,9 @@ import pytest
 import scipy.sparse as sp
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
-import milbench.classifiers.miordm as mod
-import milbench.classifiers.odm as odm_mod
-from milbench.classifiers.miordm import MIORDM, instances_and_means
-from milbench.classifiers.odm import (
+import milbench.classifiers._kernels as kernels_mod
+import milbench.classifiers._representatives as reps_mod
+from milbench.classifiers._kernels import (
     as_sparse_if_sparse,
     kernel_matrix,
     packed_block,
@@ -17,6 +16,8 @@ from milbench.classifiers.odm import (
     packed_matvec,
     sq_norms,
 )
+from milbench.classifiers._representatives import instances_and_means
+from milbench.classifiers.miordm import MIORDM
 from milbench.testing import sparse_bags
 
 
@@ -62,7 +63,7 @@ def test_density_threshold(monkeypatch):
     X = np.concatenate(bags)
     assert sp.issparse(as_sparse_if_sparse(X))
     assert not sp.issparse(as_sparse_if_sparse(np.ones((5, 4))))
-    monkeypatch.setattr(odm_mod, "SPARSE_MAX_DENSITY", 0.0)
+    monkeypatch.setattr(kernels_mod, "SPARSE_MAX_DENSITY", 0.0)
     assert not sp.issparse(as_sparse_if_sparse(X))
     assert not sp.issparse(as_sparse_if_sparse(np.zeros((5, 4))))
 
@@ -73,7 +74,7 @@ def test_sparse_instances_and_means_equal_the_dense_ones(monkeypatch):
     offsets = np.concatenate([[0], np.cumsum([len(b) for b in bags])])
     Z, norms = instances_and_means(X, offsets)
     assert sp.issparse(Z) and Z.dtype == np.float64
-    monkeypatch.setattr(odm_mod, "SPARSE_MAX_DENSITY", 0.0)
+    monkeypatch.setattr(kernels_mod, "SPARSE_MAX_DENSITY", 0.0)
     Zd, norms_d = instances_and_means(X, offsets)
     assert not sp.issparse(Zd)
     np.testing.assert_array_equal(Z.toarray(), Zd)
@@ -92,7 +93,7 @@ def test_sparse_paths_give_the_dense_model(fresh_cache, monkeypatch, kernel, gam
                          ("csr", {"PACKED_KERNEL_MAX_BYTES": 0}), ("packed", {})):
         with monkeypatch.context() as m:
             for k, v in patch.items():
-                m.setattr(odm_mod if k == "SPARSE_MAX_DENSITY" else mod, k, v)
+                m.setattr(kernels_mod if k == "SPARSE_MAX_DENSITY" else reps_mod, k, v)
             fresh_cache.clear()
             est = MIORDM(**kw).fit(bags, y)
             fits[label] = (est, est.decision_function(test_bags), len(fresh_cache))
@@ -126,11 +127,11 @@ def test_small_cache_bound_computes_blocks_every_round(monkeypatch, reuse_on):
     from milbench.utils.cache import ArrayCache
     bags, y = sparse_bags(5)
     kw = dict(lam=32.0, random_state=0)
-    monkeypatch.setattr(odm_mod, "CACHE", ArrayCache())
+    monkeypatch.setattr(kernels_mod, "CACHE", ArrayCache())
     packed = MIORDM(**kw).fit(bags, y)
-    assert len(odm_mod.CACHE) == 1
+    assert len(kernels_mod.CACHE) == 1
     small = ArrayCache(max_bytes=64)                   # a fifth of it holds no kernel
-    monkeypatch.setattr(odm_mod, "CACHE", small)
+    monkeypatch.setattr(kernels_mod, "CACHE", small)
     per_round = MIORDM(**kw).fit(bags, y)
     assert small.misses == 0 and len(small) == 0
     np.testing.assert_array_equal(per_round.rep_index_, packed.rep_index_)

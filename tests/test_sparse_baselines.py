@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 
-import milbench.classifiers.odm as odm_mod
+import milbench.classifiers._kernels as kernels_mod
 from milbench.classifiers.citation_knn import CitationKNN
 from milbench.classifiers.distances import stacked_bag_distances
 from milbench.classifiers.kisvm import KISVM
@@ -30,7 +30,7 @@ CASES = {
 def dense_fit(monkeypatch, make, bags, y):
     """The code before: dense products, nothing cached."""
     with monkeypatch.context() as m, disabled():
-        m.setattr(odm_mod, "SPARSE_MAX_DENSITY", 0.0)
+        m.setattr(kernels_mod, "SPARSE_MAX_DENSITY", 0.0)
         est = make().fit(bags, y)
         return est, est.decision_function(sparse_bags(101)[0])
 
@@ -60,7 +60,7 @@ def test_sparse_hausdorff_tables_equal_the_dense_ones(monkeypatch, metric):
     for args in ((XA, offA), (XA, offA, XB, offB), (XA, offA, XD, offB)):
         sparse = stacked_bag_distances(*args, metric=metric)
         with monkeypatch.context() as m:
-            m.setattr(odm_mod, "SPARSE_MAX_DENSITY", 0.0)
+            m.setattr(kernels_mod, "SPARSE_MAX_DENSITY", 0.0)
             dense = stacked_bag_distances(*args, metric=metric)
         # squared distances to round-off (the root magnifies it near 0: 1e-16 -> 1e-8)
         np.testing.assert_allclose(sparse ** 2, dense ** 2, rtol=0, atol=1e-12)

@@ -256,7 +256,7 @@ def density_table():
     import numpy as np
     import scipy.sparse as sp
 
-    from milbench.classifiers.odm import kernel_matrix, sq_norms
+    from milbench.classifiers._kernels import kernel_matrix, sq_norms
 
     rng = np.random.default_rng(0)
     print("RBF block 3000 x 700, d = 3000, cpu s (best of 3): density, dense, CSR, dense/CSR")

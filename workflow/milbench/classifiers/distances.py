@@ -37,12 +37,8 @@ from __future__ import annotations
 import numpy as np
 import scipy.sparse as sp
 
-from milbench.classifiers.odm import (
-    SPARSE_PRODUCT_FACTOR,
-    as_sparse_if_sparse,
-    kernel_matrix,
-    memory_limit_error,
-)
+from milbench.classifiers._blocks import block_plan, largest_block, row_blocks
+from milbench.classifiers._kernels import SPARSE_PRODUCT_FACTOR, as_sparse_if_sparse, kernel_matrix
 from milbench.data.bags import stack
 from milbench.utils.cache import CACHE, fingerprint, memory_limit
 
@@ -66,29 +62,6 @@ BLOCK_BYTES = 256 * 2**20  # one distance block of _bag_min ("min": rows from th
 
 def _min_rows(block_rows, n_b_instances):
     return max(1, min(block_rows, BLOCK_BYTES // (8 * n_b_instances)))
-
-
-def bag_blocks(off, block_rows):
-    """Consecutive blocks of whole bags of about ``block_rows`` instances (at least one bag):
-    yields (first bag, end bag, first row, end row)."""
-    n = len(off) - 1
-    s = 0
-    while s < n:
-        e = int(np.searchsorted(off, off[s] + block_rows, side="right")) - 1
-        e = min(max(e, s + 1), n)
-        yield s, e, off[s], off[e]
-        s = e
-
-
-def row_blocks(off, block_rows, split):
-    """:func:`bag_blocks`; with ``split``, a bag of more than ``block_rows`` instances comes
-    in chunks of ``block_rows`` rows, each yielded as (bag, bag + 1, first row, end row)."""
-    for s, e, r0, r1 in bag_blocks(off, block_rows):
-        if split and r1 - r0 > block_rows:          # one bag (bag_blocks groups up to rows)
-            for c in range(r0, r1, block_rows):
-                yield s, e, c, min(c + block_rows, r1)
-        else:
-            yield s, e, r0, r1
 
 
 def _bag_min(XA, aa, offA, XB, bb, offB, block_rows, split=False):
@@ -158,28 +131,6 @@ def bag_distances(bags_a, bags_b=None, metric="min", block_rows=4096, max_bytes=
     XA, offA = stack(bags_a)
     XB, offB = (None, None) if bags_b is None else stack(bags_b)
     return stacked_bag_distances(XA, offA, XB, offB, metric, block_rows, max_bytes)
-
-
-def largest_block(off, block_rows, cols, triangular=False):
-    """Entries of the largest row block of :func:`bag_blocks`: its rows × ``cols`` (the
-    instances it is compared with; ``triangular``: those from its first row on)."""
-    return max(((r1 - r0) * (cols - (r0 if triangular else 0))
-                for _, _, r0, r1 in bag_blocks(off, block_rows)), default=0)
-
-
-def block_plan(block_rows, block, cols, fixed, per, max_bytes, offsets, what, setting):
-    """(rows, split) of a blocked computation whose default blocks of ``block_rows`` peak at
-    ``fixed`` bytes (results) + ``per`` bytes × ``block`` entries (its largest block): the
-    default when that fits ``max_bytes`` (None: no limit); else the rows of ``cols`` entries
-    that fit, with ``split`` (bags larger than that are split into chunks of rows); else
-    :class:`~milbench.classifiers.odm.MemoryLimitError` naming ``what``, the largest bag of
-    ``offsets`` and ``setting``."""
-    if max_bytes is None or fixed + per * block <= max_bytes:
-        return block_rows, False
-    fit = int((max_bytes - fixed) // (per * max(cols, 1)))
-    if fit < 1:
-        raise memory_limit_error(what, fixed + per * cols, max_bytes, offsets, setting)
-    return min(block_rows, fit), True
 
 
 def _plan(offA, offB, same, metric, block_rows, max_bytes, sparse):

@@ -55,8 +55,10 @@ from milbench.base import (
     validate_params,
     warn_cap,
 )
+from milbench.classifiers._thresholds import best_thresholds
 from milbench.classifiers.warm import restrict
 from milbench.data.bags import stack
+from milbench.utils.segments import segment_arg
 
 LN2 = float(np.log(2.0))
 _DMIN = 1e-10          # clamp on scaled squared distances (p ≤ 1 − 1e-10)
@@ -82,16 +84,6 @@ def seg_logsumexp(A, offsets):
     m = np.maximum.reduceat(A, starts, axis=1)
     s = np.add.reduceat(np.exp(A - _rep(m, np.diff(offsets))), starts, axis=1)
     return m + np.log(s)
-
-
-def seg_argmin(D, offsets):
-    """Row-wise (min, first argmin as a global column index) of each column segment of D."""
-    starts = offsets[:-1]
-    N = D.shape[1]
-    mins = np.minimum.reduceat(D, starts, axis=1)
-    hit = D <= _rep(mins, np.diff(offsets))
-    cand = np.where(hit, N - np.arange(N), 0)
-    return mins, N - np.maximum.reduceat(cand, starts, axis=1)
 
 
 def scaled_sq_dists(X, A, Bo, X2=None):
@@ -189,41 +181,6 @@ def lbfgs_stacked(fun_grad, A0, B0, max_iter):
     A, Bo = res.x[:R * d].reshape(R, d), res.x[R * d:].reshape(R, d)
     L = fun_grad(A, Bo)[0]
     return A, Bo, L, int(res.nit), int(res.status)
-
-
-def best_thresholds(scores, y01, weights=None, ends=True, prefer=None):
-    """Exhaustive threshold search on training bags, vectorised over rows.
-
-    scores (R, B); bag b is called positive when score > thr.  Candidate thresholds are the
-    midpoints between consecutive distinct sorted scores (plus, if ``ends``, one below all and one
-    above all).  Returns (best weighted accuracy (R,), threshold (R,)); among equally accurate
-    thresholds the lowest is taken when ``prefer`` is None, else the one closest to ``prefer``.
-    """
-    scores = np.atleast_2d(np.asarray(scores, dtype=float))
-    R, B = scores.shape
-    w = np.ones(B) if weights is None else np.asarray(weights, dtype=float)
-    w = w / w.sum()
-    order = np.argsort(scores, axis=1, kind="stable")
-    s = np.take_along_axis(scores, order, axis=1)
-    yo, wo = y01[order], w[order]
-    zeros = np.zeros((R, 1))
-    neg_ok = np.hstack([zeros, np.cumsum(wo * (yo == 0), axis=1)])                # below cut
-    pos_ok = np.hstack([np.cumsum((wo * (yo == 1))[:, ::-1], axis=1)[:, ::-1], zeros])
-    acc = neg_ok + pos_ok                                                          # (R, B+1)
-    thr = np.empty((R, B + 1))
-    thr[:, 1:B] = 0.5 * (s[:, :-1] + s[:, 1:])
-    thr[:, 0] = s[:, 0] - 1.0
-    thr[:, B] = s[:, -1] + 1.0
-    valid = np.ones((R, B + 1), dtype=bool)
-    valid[:, 1:B] = s[:, 1:] > s[:, :-1]
-    if not ends:
-        valid[:, 0] = valid[:, B] = False
-    acc = np.where(valid, acc, -np.inf)
-    best = acc.max(axis=1, keepdims=True)
-    tie = acc >= best - 1e-12
-    key = thr if prefer is None else np.abs(thr - prefer)
-    pick = np.argmin(np.where(tie, key, np.inf), axis=1)
-    return best[:, 0], thr[np.arange(R), pick]
 
 
 def bag_log_prob(X, off, scale, offset, rule):
@@ -567,7 +524,7 @@ class EMDD(_DDBase):
     def _estep(Xs, X2, off, ypos, A, Bo):
         """Most-likely instance per bag and whole-data MLC NLDD for each hypothesis."""
         D = scaled_sq_dists(Xs, A, Bo, X2)
-        dmin, idx = seg_argmin(D, off)
+        dmin, idx = segment_arg(D, off, np.minimum, axis=1)
         dmin = np.maximum(dmin, _DMIN)
         nldd = dmin[:, ypos].sum(axis=1) - log1mexp(dmin[:, ~ypos]).sum(axis=1)
         return idx, nldd, dmin

@@ -41,7 +41,7 @@ from sklearn.utils.validation import has_fit_parameter
 
 from milbench import registry
 from milbench.base import COUNT, SEED, MILClassifier, WeightedMILClassifier
-from milbench.classifiers.miboost import STOP_CODES
+from milbench.classifiers._boosting import STOP_CODES
 from milbench.classifiers.wrapper import MIWrapper
 
 # a member: a classifier registry config, an estimator, or None (MI-Wrapper around a tree)

@@ -53,29 +53,18 @@ from milbench.base import (
     resolve_gamma,
     warn_cap,
 )
-from milbench.classifiers.miordm import (
-    instances_and_means,
-    representatives_stop,
-    segment_argmax,
-)
-from milbench.classifiers.distances import block_plan
-from milbench.classifiers.odm import (
+from milbench.classifiers._blocks import block_plan
+from milbench.classifiers._kernels import (
     KERNELS,
     SPARSE_PRODUCT_FACTOR,
     as_sparse_if_sparse,
     kernel_matrix,
     sq_norms,
 )
+from milbench.classifiers._representatives import instances_and_means, representatives_stop
 from milbench.data.bags import stack
 from milbench.utils.cache import CACHE, fingerprint, matrix_fingerprint, memory_limit
-
-
-def averaging_matrix(offsets):
-    """Sparse (n_bags, N) matrix with 1/|B_i| on bag i's rows: W @ A averages A over bags."""
-    sizes = np.diff(offsets)
-    n = len(sizes)
-    return sparse.csr_matrix((np.repeat(1.0 / sizes, sizes), np.arange(offsets[-1]),
-                              offsets), shape=(n, int(offsets[-1])))
+from milbench.utils.segments import averaging_matrix, segment_argmax
 
 
 def mean_embedding_kernel(X, offsets, Z, kernel, gamma, block=1024, x_norms=None, z_norms=None):

@@ -54,6 +54,7 @@ from milbench.base import (
 from milbench.data.bags import BagError, Bags, check_bags, labels_to_01, stack
 from milbench.utils.cache import LRUCache, ReusesFits, fit_key
 from milbench.utils.hashing import array_digest
+from milbench.utils.segments import segment_mean
 
 
 def lcmf_objective(theta, A, Cm, k, alpha, gamma, beta, A_sq=None, C_sq=None):
@@ -123,8 +124,7 @@ FACTOR_CACHE = FactorCache()
 
 def _page_vectors(inst, offsets):
     """Mean instance of every bag, L2-normalised (zero rows stay zero)."""
-    sums = np.add.reduceat(np.asarray(inst, dtype=np.float64), offsets[:-1], axis=0)
-    M = sums / np.diff(offsets)[:, None]
+    M = segment_mean(np.asarray(inst, dtype=np.float64), offsets)
     nrm = np.linalg.norm(M, axis=1, keepdims=True)
     return M / np.where(nrm > 0, nrm, 1.0)
 

@@ -32,12 +32,9 @@ from scipy.special import expit
 from sklearn.utils.validation import has_fit_parameter
 
 from milbench.base import COUNT, ESTIMATOR, ESTIMATOR_PARAMS, SEED, MILClassifier
+from milbench.classifiers._boosting import STOP_CODES
 from milbench.data.bags import stack
 from milbench.utils.learners import make_estimator
-
-# diagnostics_["stop"]: why boosting ended (0 all rounds run, 1 every bag's error ≤ 0.5,
-# 2 every bag's error ≥ 0.5, 3 the optimal step c was not positive)
-STOP_CODES = {"max_rounds": 0, "perfect": 1, "too_wrong": 2, "no_gain": 3}
 
 
 def solve_bag_weight(W, e):

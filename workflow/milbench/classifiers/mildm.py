@@ -44,8 +44,8 @@ from milbench.base import (
     n_from_fraction,
     resolve_gamma,
 )
-from milbench.classifiers.distances import block_plan
-from milbench.classifiers.odm import (
+from milbench.classifiers._blocks import block_plan
+from milbench.classifiers._kernels import (
     SPARSE_PRODUCT_FACTOR,
     as_sparse_if_sparse,
     kernel_matrix,
@@ -60,7 +60,7 @@ def bag_similarity_mapping(X, offsets, P, gamma, block_cols=1024, x_norms=None, 
     """(n_bags, len(P)) matrix φ[i, k] = exp(−γ min_{x ∈ bag i} ‖x − p_k‖²) in column blocks
     (``block_cols``, fewer when their temporaries are over :func:`memory_limit`);
     the products xᵀp through CSR when X and P are sparse (CSR matrices, or dense arrays that
-    odm.as_sparse_if_sparse turns into CSR)."""
+    _kernels.as_sparse_if_sparse turns into CSR)."""
     X, P = (A if sp.issparse(A) else as_sparse_if_sparse(np.asarray(A, dtype=float))
             for A in (X, P))
     x_norms = sq_norms(X) if x_norms is None else x_norms

@@ -96,6 +96,7 @@ from milbench.base import (
 from milbench.data.bags import BagError, Bags, check_bags, labels_to_01, stack
 from milbench.data.edges import check_edges
 from milbench.utils.cache import LRUCache, ReusesFits, fit_key, params_key
+from milbench.utils.segments import averaging_matrix, segment_arg
 
 GRAPHS = ("bag", "instance", "both")
 DEGREES = ("out", "total", "none")
@@ -309,19 +310,6 @@ def _matvec(X, w):
                            for a in range(0, X.shape[0], 8192)])
 
 
-def _segment_argmax(s, offsets):
-    """(max, global row of the first argmax) of every segment of s."""
-    mx = np.maximum.reduceat(s, offsets[:-1])
-    sizes = np.diff(offsets)
-    hit = np.flatnonzero(s >= np.repeat(mx, sizes))
-    seg = np.searchsorted(offsets, hit, side="right") - 1
-    first = np.ones(len(hit), dtype=bool)
-    first[1:] = seg[1:] != seg[:-1]
-    arg = np.empty(len(sizes), dtype=np.int64)
-    arg[seg[first]] = hit[first]
-    return mx, arg
-
-
 class _Problem:
     """Stacked data of one fit: design matrix, labeled bags, graph nodes and edges."""
 
@@ -375,14 +363,10 @@ class _Problem:
     # -- linearisation --------------------------------------------------------------
     def mean_linearisation(self):
         """Sparse (n_nodes x N) rows: each bag node -> its mean instance, instance -> itself."""
-        sizes = np.diff(self.offsets)
-        rows = np.repeat(np.arange(self.n_bags), sizes)
-        P = sp.csr_matrix((np.repeat(1.0 / sizes, sizes), (rows, np.arange(self.N))),
-                          shape=(self.n_bags, self.N))
-        return self._with_instance_nodes(P)
+        return self._with_instance_nodes(averaging_matrix(self.offsets))
 
     def argmax_linearisation(self, s):
-        _, arg = _segment_argmax(s, self.offsets)
+        _, arg = segment_arg(s, self.offsets, np.maximum)
         P = sp.csr_matrix((np.ones(self.n_bags), (np.arange(self.n_bags), arg)),
                           shape=(self.n_bags, self.N))
         return self._with_instance_nodes(P), arg
@@ -394,7 +378,7 @@ class _Problem:
 
     # -- node values ------------------------------------------------------------------
     def node_max(self, s):
-        mx, arg = _segment_argmax(s, self.offsets)
+        mx, arg = segment_arg(s, self.offsets, np.maximum)
         if self.use_inst_nodes:
             return np.concatenate([mx, s]), np.concatenate([arg, np.arange(self.N)])
         return mx, arg
@@ -403,7 +387,7 @@ class _Problem:
     def bag_constraint(self, s, lin_pos):
         """(row coefficients of g_c, b_c, violation b_c − wᵀg_c) of the most violated c."""
         k = self.hinge_scale
-        mx, arg = _segment_argmax(s[:self.lab_offsets[-1]], self.lab_offsets)
+        mx, arg = segment_arg(s[:self.lab_offsets[-1]], self.lab_offsets, np.maximum)
         pos = self.y > 0
         score = np.where(pos, lin_pos @ s, mx)        # lin_pos rows: labeled bags
         c = (1.0 - self.y * score) > 0
@@ -437,7 +421,7 @@ class _Problem:
     # -- true objective -----------------------------------------------------------------
     def objective(self, w, C, mu):
         s = self.scores(w)
-        mx, _ = _segment_argmax(s, self.offsets)
+        mx, _ = segment_arg(s, self.offsets, np.maximum)
         hinge = np.maximum(0.0, 1.0 - self.y * mx[:self.n]).sum() * self.hinge_scale
         J = 0.5 * w @ w + C * hinge
         if self.has_graph and mu > 0:

@@ -64,131 +64,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from milbench.base import COUNT, MILClassifier, options, resolve_gamma, warn_cap
-from milbench.classifiers import odm
-from milbench.classifiers.odm import (
-    ODM_CONSTRAINTS,
-    as_sparse_if_sparse,
-    cached_kernel,
-    cached_packed_kernel,
-    kernel_matrix,
-    memory_limit_error,
-    odm_c,
-    packed_block,
-    packed_matvec,
-    packed_size,
-    primal_objective,
-    solve_odm_dual,
-    sq_norms,
+from milbench.classifiers._kernels import as_sparse_if_sparse, kernel_matrix, sq_norms
+from milbench.classifiers._representatives import (
+    instances_and_means,
+    kernel_blocks,
+    kernel_room,
+    representatives_stop,
 )
+from milbench.classifiers.odm import ODM_CONSTRAINTS, odm_c, primal_objective, solve_odm_dual
 from milbench.data.bags import stack
-from milbench.utils.cache import memory_limit
-
-FULL_KERNEL_MAX_BYTES = 32 * 2**20   # cap on the kernel of all instances and bag means
-PACKED_KERNEL_MAX_BYTES = 150 * 2**20   # sparse input: cap on the packed (half) kernel
-
-
-def segment_argmax(scores, offsets):
-    """Global row index of the first maximum of ``scores`` inside every bag segment."""
-    sizes = np.diff(offsets)
-    bag_max = np.maximum.reduceat(scores, offsets[:-1])
-    hit = np.flatnonzero(scores >= np.repeat(bag_max, sizes))
-    bag_of_hit = np.searchsorted(offsets, hit, side="right") - 1
-    first = np.unique(bag_of_hit, return_index=True)[1]
-    return hit[first]
-
-
-def representatives_stop(new, current, seen, iteration, max_iter):
-    """Why a representative-alternation loop (MIORDM Eq. 32, KI-SVM, MIRSVM) stops after its
-    ``iteration``-th fit: "converged" (the new representatives equal the current ones), "cycle"
-    (they were chosen in an earlier round), "max_iter" (the cap), or None to go on.  Adds
-    ``new`` to ``seen``."""
-    if np.array_equal(new, current):
-        return "converged"
-    key = np.asarray(new).tobytes()
-    if key in seen:
-        return "cycle"
-    seen.add(key)
-    return "max_iter" if iteration >= int(max_iter) else None
-
-
-def bag_means(X, offsets):
-    return np.add.reduceat(X, offsets[:-1], axis=0) / np.diff(offsets)[:, None]
-
-
-def instances_and_means(X, offsets, means=True):
-    """Z = [X; bag means] (Eq. 13; Z = X when ``means`` is False) in float64 and its squared row
-    norms: a CSR matrix built without a dense float64 copy when X is sparse
-    (:func:`as_sparse_if_sparse`), else dense.  The sparse means add the same non-zeros in the
-    same (row) order as :func:`bag_means`."""
-    Xs = as_sparse_if_sparse(X)
-    if not sp.issparse(Xs):
-        X = np.asarray(X, dtype=float)
-        Z = np.vstack([X, bag_means(X, offsets)]) if means else X
-        return Z, sq_norms(Z)
-    Xs = Xs.astype(float)
-    if not means:
-        return Xs, sq_norms(Xs)
-    sizes = np.diff(offsets)
-    member = sp.csr_matrix((np.ones(Xs.shape[0]), np.arange(Xs.shape[0]), offsets),
-                           shape=(len(sizes), Xs.shape[0]))
-    bag_mean_rows = (member @ Xs).tocsr()
-    bag_mean_rows.sort_indices()
-    bag_mean_rows.data /= np.repeat(sizes, np.diff(bag_mean_rows.indptr))
-    Z = sp.vstack([Xs, bag_mean_rows], format="csr")
-    return Z, sq_norms(Z)
-
-
-PACKED_BUILD_BYTES = 2 * odm.PACKED_BLOCK_BYTES   # packed_kernel's row block, mask and pick
-
-
-def kernel_room(name, n_square, offsets):
-    """Bytes left for a cached kernel (:func:`kernel_blocks`' ``room``; np.inf: no limit) under
-    :func:`memory_limit` once a representative alternation on bags ``offsets`` has its
-    per-round blocks: ``n_square`` n × n matrices and the N × n instance-to-representative
-    kernel; :class:`~milbench.classifiers.odm.MemoryLimitError` when they alone do not fit."""
-    n, N = len(offsets) - 1, int(offsets[-1])
-    need = 8 * (n_square * n * n + N * n)
-    limit = memory_limit()
-    if limit is None:
-        return np.inf
-    if need > limit:
-        raise memory_limit_error(
-            f"{name}: {n} bags and {N} instances ({n_square} kernel blocks of n × n and one "
-            "of N × n per round)", need, limit, offsets,
-            "Raise MILBENCH_MAX_MEMORY_GB or run on a node / SLURM job with more memory, or "
-            "train on fewer bags / instances")
-    return limit - need
-
-
-def kernel_blocks(Z, z_norms, kernel, gamma, room, n_scored):
-    """Blocks of K(Z, Z) for a representative alternation (module docstring: packed kernel for
-    sparse Z, square kernel for small dense Z, else per-call products), as two functions:
-    ``gram(rows, cols)`` = K(Z[rows], Z[cols]) and ``scores(cols, coef)`` =
-    K(Z[:n_scored], Z[cols]) @ coef.  ``room``: bytes the kernel may take (np.inf: no limit).
-    The three ways give the same numbers to round-off."""
-    packed = 8 * packed_size(Z.shape[0])
-    if (sp.issparse(Z) and packed <= min(PACKED_KERNEL_MAX_BYTES, odm.CACHE.max_bytes // 5)
-            and packed + PACKED_BUILD_BYTES <= room):
-        P = cached_packed_kernel(Z, kernel, gamma, z_norms)
-
-        def gram(rows, cols):
-            return packed_block(P, rows, cols)
-
-        def scores(cols, coef):                          # one pass over the triangle
-            return packed_matvec(P, cols, coef)[:n_scored]
-        return gram, scores
-    if not sp.issparse(Z) and 8 * Z.shape[0] ** 2 <= min(FULL_KERNEL_MAX_BYTES, room):
-        K = cached_kernel(Z, kernel, gamma)
-
-        def gram(rows, cols):
-            return K[rows][:, cols]
-    else:
-        def gram(rows, cols):
-            return kernel_matrix(Z[rows], Z[cols], kernel, gamma, z_norms[rows], z_norms[cols])
-
-    def scores(cols, coef):
-        return gram(slice(n_scored), cols) @ coef
-    return gram, scores
+from milbench.utils.segments import segment_argmax
 
 
 class MIORDM(MILClassifier):

@@ -40,15 +40,15 @@ from milbench.base import (
     resolve_gamma,
     warn_cap,
 )
-from milbench.classifiers.miordm import (
+from milbench.classifiers._kernels import KERNELS, as_sparse_if_sparse, kernel_matrix, sq_norms
+from milbench.classifiers._representatives import (
     instances_and_means,
     kernel_blocks,
     kernel_room,
     representatives_stop,
-    segment_argmax,
 )
-from milbench.classifiers.odm import KERNELS, as_sparse_if_sparse, kernel_matrix, sq_norms
 from milbench.data.bags import stack
+from milbench.utils.segments import segment_argmax
 
 
 def random_instance_per_bag(offsets, rng):

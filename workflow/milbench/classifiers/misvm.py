@@ -65,8 +65,9 @@ from milbench.base import (
     resolve_gamma,
     warn_cap,
 )
-from milbench.classifiers.odm import SPARSE_PRODUCT_FACTOR, as_sparse_if_sparse, memory_limit_error
-from milbench.classifiers.set_kernel import C_SCALINGS, scaled_C
+from milbench.classifiers._blocks import memory_limit_error
+from milbench.classifiers._kernels import SPARSE_PRODUCT_FACTOR, as_sparse_if_sparse
+from milbench.classifiers._svm import C_SCALINGS, scaled_C
 from milbench.data.bags import stack
 from milbench.utils.cache import memory_limit
 
@@ -77,7 +78,7 @@ PRECOMPUTE_MAX_SPARSE = 8000     # ... when the pool is sparse (CSR): a 512 MB f
 
 class _InstanceSVM:
     """SVC on a subset of a fixed pool of training rows, native or precomputed kernel; a sparse
-    pool is held as CSR (:func:`~milbench.classifiers.odm.as_sparse_if_sparse`)."""
+    pool is held as CSR (:func:`~milbench.classifiers._kernels.as_sparse_if_sparse`)."""
 
     def __init__(self, X, kernel, gamma, degree, coef0, tol, precompute, cache_size):
         self.X = X

@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from milbench.base import COUNT, SEED, WeightedMILClassifier, options
-from milbench.classifiers.diverse_density import best_thresholds
+from milbench.classifiers._thresholds import best_thresholds
 from milbench.data.bags import stack
 
 _BLOCK_ELEMS = 4_000_000      # centres × instances per distance block

@@ -55,25 +55,13 @@ from milbench.base import (
     options,
     resolve_gamma,
 )
-from milbench.classifiers.distances import bag_blocks, block_plan, largest_block, row_blocks
+from milbench.classifiers._blocks import bag_blocks, block_plan, largest_block, row_blocks
+from milbench.classifiers._svm import C_SCALINGS, scaled_C
 from milbench.data.bags import stack
 from milbench.utils.cache import memory_limit
 
 INSTANCE_KERNELS = ("rbf", "poly")
 NORMALIZATIONS = ("none", "averaging", "featurespace")
-C_SCALINGS = ("none", "n_bags", "n_instances", "n_examples")
-
-
-def scaled_C(C, C_scaling, *, n_bags, n_instances, n_examples):
-    """Effective SVC C under an explicit scaling rule (never a hidden division); ``C`` and
-    ``C_scaling`` are an estimator's validated parameters.
-
-    "none": C; "n_bags": C / n_bags; "n_instances": C / n_instances; "n_examples": C / number
-    of examples the SVM is trained on (bags for set kernels, instances for mi-SVM, negative
-    instances + positive witnesses for MI-SVM — the convention of the misvm package).
-    """
-    n = {"none": 1, "n_bags": n_bags, "n_instances": n_instances, "n_examples": n_examples}
-    return float(C) / n[C_scaling]
 
 
 def make_instance_kernel(kind, gamma, degree=3, coef0=1.0):
@@ -92,7 +80,7 @@ SETTING = ("Raise MILBENCH_MAX_MEMORY_GB (or run on a node / SLURM job with more
 
 
 def _plan(off, block, cols, fixed, block_rows, what):
-    """(rows, split) of the instance-kernel row blocks (distances.block_plan): the default
+    """(rows, split) of the instance-kernel row blocks (_blocks.block_plan): the default
     blocks of whole bags of about ``block_rows`` instances when the largest one (``block``
     entries) and the ``fixed`` result bytes fit :func:`memory_limit`; else blocks of fewer
     rows (× ``cols``), a large bag's rows in chunks whose sums are added up (round-off only)."""

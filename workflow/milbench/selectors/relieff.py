@@ -64,6 +64,7 @@ from milbench.base import (
 )
 from milbench.data.bags import stack
 from milbench.selectors.stage_store import StageRule, StageStore
+from milbench.utils.segments import segment_arg
 
 METRICS = ("max", "min", "avg", "adapted")
 INSTANCE_METRICS = ("manhattan", "euclidean")
@@ -92,17 +93,6 @@ def _pairwise(A, B, instance_metric):
         np.maximum(d, 0.0, out=d)
         return np.sqrt(d, out=d)
     raise ValueError(f"instance_metric must be one of {INSTANCE_METRICS}, got {instance_metric!r}")
-
-
-def _segment_arg(V, starts, sizes, axis, ufunc):
-    """Segment reduction (np.minimum / np.maximum) along ``axis`` and the index (along that axis
-    of ``V``) of the first element attaining it."""
-    red = ufunc.reduceat(V, starts, axis=axis)
-    hit = V == np.repeat(red, sizes, axis=axis)
-    n = V.shape[axis]
-    pos = np.arange(n, dtype=np.int32).reshape((-1, 1) if axis == 0 else (1, -1))
-    arg = np.minimum.reduceat(np.where(hit, pos, np.int32(n)), starts, axis=axis)
-    return red, arg.astype(np.int64)
 
 
 @dataclass
@@ -159,8 +149,8 @@ def bag_neighbour_tables(Xn, offsets, sample, instance_metric="manhattan", block
         step = max(1, block_size // max(N, 1))
         for r0 in range(0, N, step):
             D = _pairwise(Xn[r0:r0 + step], Xn, instance_metric)
-            allmin[r0:r0 + step], allarg[r0:r0 + step] = _segment_arg(D, offsets[:-1], sizes, 1,
-                                                                      np.minimum)
+            allmin[r0:r0 + step], allarg[r0:r0 + step] = segment_arg(D, offsets, np.minimum,
+                                                                     axis=1)
         rowmin, rowarg = allmin[rows], allarg[rows]
         colmin, colarg = np.ascontiguousarray(allmin[:, sample].T), \
             np.ascontiguousarray(allarg[:, sample].T)
@@ -177,15 +167,14 @@ def bag_neighbour_tables(Xn, offsets, sample, instance_metric="manhattan", block
                 e += 1
             r0, r1 = row_off[s], row_off[e]
             D = _pairwise(Xn[rows[r0:r1]], Xn, instance_metric)           # (b, N)
-            rowmin[r0:r1], rowarg[r0:r1] = _segment_arg(D, offsets[:-1], sizes, 1, np.minimum)
-            loc = row_off[s:e] - r0
-            colmin[s:e], a = _segment_arg(D, loc, rsizes[s:e], 0, np.minimum)
+            rowmin[r0:r1], rowarg[r0:r1] = segment_arg(D, offsets, np.minimum, axis=1)
+            colmin[s:e], a = segment_arg(D, row_off[s:e + 1] - r0, np.minimum)
             colarg[s:e] = rows[r0:r1][a]
             s = e
     # bag-level reductions over the sampled bags' rows (axis 0) and all bags' columns (axis 1)
-    dmin, amin = _segment_arg(rowmin, row_off[:-1], rsizes, 0, np.minimum)
-    d_rb, a_rb = _segment_arg(rowmin, row_off[:-1], rsizes, 0, np.maximum)  # max_r min_b
-    d_br, a_br = _segment_arg(colmin, offsets[:-1], sizes, 1, np.maximum)   # max_b min_r
+    dmin, amin = segment_arg(rowmin, row_off, np.minimum)
+    d_rb, a_rb = segment_arg(rowmin, row_off, np.maximum)  # max_r min_b
+    d_br, a_br = segment_arg(colmin, offsets, np.maximum, axis=1)   # max_b min_r
     cols = np.arange(n)[None, :]
     min_pair = np.stack([rows[amin], rowarg[amin, cols]])
     rb = np.stack([rows[a_rb], rowarg[a_rb, cols]])
