@@ -66,7 +66,6 @@ from milbench.classifiers.odm import (
     kernel_matrix,
     sq_norms,
 )
-from milbench.data.bags import stack
 from milbench.utils.cache import CACHE, fingerprint, matrix_fingerprint, memory_limit
 
 
@@ -132,8 +131,7 @@ class KISVM(MILClassifier):
         self.max_iter = max_iter
         self.tol = tol
 
-    def _fit(self, bags, y01):
-        X, offsets = stack(bags)
+    def _fit(self, X, offsets, y01):
         X = np.asarray(X, dtype=float)
         y = np.asarray(y01).astype(int)
         n = len(y)
@@ -226,6 +224,5 @@ class KISVM(MILClassifier):
                              self.kernel, self.gamma_, sq_norms(X),
                              self._exp_norms) @ self._weights + self._bias
 
-    def _decision(self, bags):
-        X, offsets = stack(bags)
+    def _decision(self, X, offsets):
         return np.maximum.reduceat(self.instance_scores(X), offsets[:-1])

@@ -83,7 +83,6 @@ from milbench.classifiers.odm import (
     solve_odm_dual,
     sq_norms,
 )
-from milbench.data.bags import stack
 from milbench.utils.cache import memory_limit
 
 FULL_KERNEL_MAX_BYTES = 32 * 2**20   # cap on the kernel of all instances and bag means
@@ -244,8 +243,7 @@ class MIORDM(MILClassifier):
         self.keep = keep
         self.random_state = random_state
 
-    def _fit(self, bags, y01):
-        X, offsets = stack(bags)
+    def _fit(self, X, offsets, y01):
         y = np.where(np.asarray(y01) > 0, 1.0, -1.0)
         n, N = len(y), len(X)
         # K, H and the solver's blocks of it, and the instance-to-representative kernel
@@ -332,6 +330,5 @@ class MIORDM(MILClassifier):
         return kernel_matrix(as_sparse_if_sparse(X), as_sparse_if_sparse(self._sv), self.kernel,
                              self.gamma_, sq_norms(X), self._sv_norms) @ self._sv_coef
 
-    def _decision(self, bags):
-        X, offsets = stack(bags)
+    def _decision(self, X, offsets):
         return np.maximum.reduceat(self.instance_scores(X), offsets[:-1])
