@@ -39,7 +39,6 @@ from sklearn.metrics import roc_auc_score
 
 from milbench.base import n_from_fraction
 from milbench.classifiers import milr
-from milbench.data.bags import stack
 from milbench.data.folds import make_folds, split
 from milbench.data.sources import load_dataset
 from milbench.experiment.fold import build_estimator, caches_selector_fits
@@ -83,14 +82,13 @@ class OldMIDR(MIDR):
             return res.x[:d], float(res.x[d])
         return v, b
 
-    def _fit(self, bags, y01):
+    def _fit(self, X, offsets, y01):
         if self.project not in ("A", "H"):
             raise ValueError(f"project must be 'A' or 'H', got {self.project!r}")
         if not (self.C2 > 0 and self.C1 >= 0):
             raise ValueError("need C2 > 0 and C1 >= 0")
         t0 = time.perf_counter()
         rng = np.random.default_rng(self.random_state)
-        X, offsets = stack(bags)
         sizes = np.diff(offsets)
         y = y01.astype(float)
         self.mean_ = X.mean(axis=0)

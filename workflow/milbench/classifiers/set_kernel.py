@@ -222,7 +222,7 @@ class SetKernelSVM(MILClassifier):
         sv = self.svc_.support_
         # keep only support bags: columns of non-support bags have zero dual weight
         self._n_train_ = len(bags)
-        self.support_bags_ = [bags[i].copy() for i in sv]
+        self.support_bags_ = [bags[i].copy() for i in sv]     # not views of the training matrix
         self._support_norms_ = norms[sv]
         self.diagnostics_ = {"n_support_bags": int(len(sv)), "C_effective": self.C_,
                              "n_iter": int(np.sum(self.svc_.n_iter_)),
