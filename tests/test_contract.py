@@ -120,7 +120,8 @@ def test_a_broken_method_fails_by_name():
     results = check_mil_estimator(Broken(), raise_on_failure=False)
     failed = {k for k, v in results.items() if v}
     assert {"check_fit_returns_self", "check_pm1_labels", "check_test_order"} <= failed, results
-    with pytest.raises(AssertionError, match=rf"Broken fails \d+ of {len(CHECKS)} MIL checks:\n  check_fit"):
+    with pytest.raises(AssertionError,
+                       match=rf"Broken fails \d+ of {len(CHECKS)} MIL checks:\n  check_fit"):
         check_mil_estimator(Broken())
 
 

@@ -320,7 +320,7 @@ def test_store_is_a_parameter_that_changes_no_key_id_or_cache_hash():
     X = scaled(B)
     state = stages.fit_stage(X, X.labels, {"name": "relieff-mi", "m": 12}, random_state=SEED)
     sel, store = served(ReliefFMI(m=12, random_state=SEED), state)
-    assert StageStore().lookup(sel, X.instances, X.offsets, X.labels) is None             # an empty store
+    assert StageStore().lookup(sel, X.instances, X.offsets, X.labels) is None     # an empty store
     before = joblib.hash(sel)
     assert joblib.hash(clone(sel).set_params(stages=None)) != before   # hashed as a store
     sel.fit(X, X.labels)

@@ -216,17 +216,15 @@ def check_stage_protocol(est, bags, y):
         return
     name = type(est).__name__
     assert isinstance(est, StagedSelector) and "stages" in est.get_params(deep=False), \
-        f"{name} declares _stage_rule: it needs a stages parameter and stage_state(X, offsets, y01)"
+        f"{name} declares _stage_rule: it needs a stages parameter and " \
+        "stage_state(X, offsets, y01)"
     assert not rule.views or callable(getattr(est, "resolve_views", None)), \
         f"{name}'s stage depends on its views: it needs resolve_views(X, n_features)"
     X, offsets, y01, _ = check_bags(bags, y)
     sel = _seeded(est)
     if rule.views:
         sel.resolve_views(bags, X.shape[1])
-    state = stamped_stage(sel, X, offsets, y01)
-    assert all(isinstance(v, np.ndarray) for v in state.values()), \
-        f"{name}.stage_state must return a dict of arrays"
-    store = StageStore([state])
+    store = StageStore([stamped_stage(sel, X, offsets, y01)])
     served = _seeded(est).set_params(stages=store).fit(bags, y)
     assert store.hits == 1, f"{name}: a fit on the stage's data and parameters was not served it"
     np.testing.assert_array_equal(

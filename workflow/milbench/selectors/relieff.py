@@ -371,8 +371,9 @@ class ReliefFMI(FeatureSubsetTransformer):
     def stage_state(self, X, offsets, y):
         """Fold stage (see :mod:`~milbench.selectors.stage_store`): W and the sampling
         diagnostics, which do not depend on ``percent``."""
-        W, det = relieff_mi_weights(X, offsets, y, self.metric, self.k, self.m, self.instance_metric,
-                                    self.random_state, self.block_size, return_details=True)
+        W, det = relieff_mi_weights(X, offsets, y, self.metric, self.k, self.m,
+                                    self.instance_metric, self.random_state, self.block_size,
+                                    return_details=True)
         return {"weights": W,
                 "sampling": np.array([len(det["sample"]), np.mean(det["k_hit"]),
                                       np.mean(det["k_miss"])], dtype=np.float64)}

@@ -207,9 +207,10 @@ def instance_information_gain(X, offsets, y):
 
 
 def pairwise_bag_reliability(X, offsets, y, buffer_elems=1 << 22):
-    """[fs] score per feature of stacked bags: mean over (positive, negative) bag pairs of the directed 1-D
-    Hausdorff distance from the positive bag to the negative bag, minus the mean over pairs of
-    distinct negative bags of their symmetric 1-D Hausdorff distance (min-max scaled).
+    """[fs] score per feature of stacked bags: mean over (positive, negative) bag pairs of the
+    directed 1-D Hausdorff distance from the positive bag to the negative bag, minus the mean
+    over pairs of distinct negative bags of their symmetric 1-D Hausdorff distance (min-max
+    scaled).
 
     Cost Θ(N_instances · N_negative_instances · d) — every bag pair is compared feature by
     feature; features are processed in chunks through one preallocated float32 buffer of about
