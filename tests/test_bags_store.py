@@ -69,6 +69,23 @@ def test_check_bags_errors(bad, msg):
         check_bags(*bad)
 
 
+def test_check_bags_returns_the_stacked_input():
+    bags = [np.arange(6, dtype=np.float32).reshape(2, 3), np.array([[7, 8, 9]])]
+    b = Bags.from_list(bags, [0, 1])
+    for X in (b, bags):
+        Xs, off, y01, classes = check_bags(X, [-1, 1])
+        assert Xs.dtype == np.float64 and Xs.flags.c_contiguous
+        np.testing.assert_array_equal(Xs, [[0, 1, 2], [3, 4, 5], [7, 8, 9]])
+        assert off.tolist() == [0, 2, 3] and y01.tolist() == [0, 1] and classes.tolist() == [-1, 1]
+    assert check_bags(b)[2:] == (None, None)
+    assert check_bags([np.array([7, 8, 9])])[0].shape == (1, 3)    # 1-D: one instance
+    assert check_bags(b, dtype=None)[0] is b.instances        # a Bags' matrix as it is stored
+    assert check_bags(bags, dtype=None)[0].dtype == np.float64
+    b.instances[2, 1] = np.inf                                 # changed after construction
+    with pytest.raises(BagError, match="instance row 2"):
+        check_bags(b)
+
+
 def test_labels_pm1():
     y, classes = labels_to_01([-1, 1, 1])
     assert y.tolist() == [0, 1, 1] and classes.tolist() == [-1, 1]

@@ -142,13 +142,13 @@ class RecordingMISimple(MISimple):
     """MI-Simple that records the size of every bag it is fitted on or asked to score."""
     seen: list = []
 
-    def _fit(self, bags, y):
-        RecordingMISimple.seen.extend(len(b) for b in bags)
-        super()._fit(bags, y)
+    def _fit(self, X, offsets, y):
+        RecordingMISimple.seen.extend(np.diff(offsets).tolist())
+        super()._fit(X, offsets, y)
 
-    def _decision(self, bags):
-        RecordingMISimple.seen.extend(len(b) for b in bags)
-        return super()._decision(bags)
+    def _decision(self, X, offsets):
+        RecordingMISimple.seen.extend(np.diff(offsets).tolist())
+        return super()._decision(X, offsets)
 
 
 def test_ga_never_sees_test_bags():

@@ -35,12 +35,12 @@ SLOW = textwrap.dedent('''
             self.burn = burn
 
         def fit(self, X, y):
-            bags, y01, self.classes_ = check_bags(X, y)
+            Xs, _, y01, self.classes_ = check_bags(X, y)
             time.sleep(self.wait)
             t = time.process_time()
             while time.process_time() - t < self.burn:
                 np.sqrt(np.arange(1000.0))
-            self.n_features_in_ = bags[0].shape[1]
+            self.n_features_in_ = Xs.shape[1]
             return self
 
         def decision_function(self, X):

@@ -10,6 +10,7 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validat
 from sklearn.pipeline import Pipeline
 
 from milbench.classifiers.distances import bag_distances
+from milbench.data.bags import stack
 from milbench.selectors.relieff import (
     METRICS,
     ReliefFMI,
@@ -75,7 +76,7 @@ def test_listing1_weight_update_on_three_bags():
         W = (-d(R, H, metric, 1, 1) + d(R, M, metric, 1, 0)
              - d(H, R, metric, 1, 1) + d(H, M, metric, 1, 0)
              + d(M, H, metric, 0, 1)) / 3
-        got = relieff_mi_weights(bags, y, metric=metric, k=1, m=3)
+        got = relieff_mi_weights(*stack(bags), y, metric=metric, k=1, m=3)
         np.testing.assert_allclose(got, W, atol=1e-12, err_msg=metric)
 
 

@@ -17,13 +17,16 @@ from sklearn.pipeline import Pipeline
 from test_cvfs import two_view_bags
 from test_relieff import make_synthetic
 
+from milbench.base import MILTransformer, StagedSelector
 from milbench.classifiers.simple import MISimple
 from milbench.data.bags import Bags
 from milbench.experiment import stages
 from milbench.preprocessing import BagScaler
-from milbench.registry import SELECTORS, make
+from milbench.registry import SELECTORS, make, resolve
 from milbench.selectors.relieff import ReliefFMI
-from milbench.selectors.stage_store import STORE_PARAM, StageStore
+from milbench.selectors.stage_store import STORE_PARAM, StageRule, StageStore, stage_rule
+from milbench.selectors.view_baselines import BagInfoGain
+from milbench.testing import CHECK_DATA, check_mil_estimator, check_stage_protocol, toy_bags
 
 SEED = 7
 
@@ -317,7 +320,7 @@ def test_store_is_a_parameter_that_changes_no_key_id_or_cache_hash():
     X = scaled(B)
     state = stages.fit_stage(X, X.labels, {"name": "relieff-mi", "m": 12}, random_state=SEED)
     sel, store = served(ReliefFMI(m=12, random_state=SEED), state)
-    assert StageStore().lookup(sel, X, X.labels) is None             # an empty store
+    assert StageStore().lookup(sel, X.instances, X.offsets, X.labels) is None     # an empty store
     before = joblib.hash(sel)
     assert joblib.hash(clone(sel).set_params(stages=None)) != before   # hashed as a store
     sel.fit(X, X.labels)
@@ -360,3 +363,56 @@ def test_parquet_round_trip_exact(tmp_path):
         got.fit(train, train.labels)
         assert p.hits == 1
         assert_identical(fitted(got), fitted(clone(sel).fit(train, train.labels)))
+
+
+# ---------------------------------------------------------------------------------------------
+# the protocol between the experiment layer and a selector with a stage
+# ---------------------------------------------------------------------------------------------
+STAGED = sorted(n for n in SELECTORS if stage_rule(resolve("selector", n)) is not None)
+SMALL_HYDR = dict(percent=0.3, population_size=4, n_generations=2, n_seeds=2, inner_cv=2,
+                  classifier={"name": "mi-simple"})
+
+
+@pytest.mark.parametrize("name", STAGED)
+def test_registry_selectors_with_a_stage_implement_the_protocol(name):
+    sel = make("selector", {"name": name, **(SMALL_HYDR if name == "hydr-mi" else {})})
+    assert isinstance(sel, StagedSelector)
+    check_stage_protocol(sel, *toy_bags(**CHECK_DATA))
+
+
+def test_every_selector_with_a_stage_is_checked():
+    assert STAGED == ["big", "cvfs", "fs", "hydr-mi", "iig", "lda", "pca", "relieff-mi"]
+
+
+class PrivateHook(MILTransformer):
+    """Declares a stage but offers only a private hook: not a StagedSelector."""
+
+    _stage_rule = StageRule()
+
+    def __init__(self, stages=None):
+        self.stages = stages
+
+    def _stage_state(self, bags, y01):
+        return {}
+
+    def _fit(self, X, offsets, y01):
+        pass
+
+
+class NeverServed(BagInfoGain):
+    """Computes its stage in every fit, never asking its store."""
+
+    def _fit(self, X, offsets, y):
+        self.scores_ = self.stage_state(X, offsets, y)["scores"]
+        self.support_ = self._allocate(self.scores_)
+
+
+def test_stage_protocol_check_names_what_is_missing():
+    bags, y = toy_bags(**CHECK_DATA)
+    assert not isinstance(PrivateHook(), StagedSelector)
+    with pytest.raises(AssertionError, match=r"stage_state\(X, offsets, y01\)"):
+        check_stage_protocol(PrivateHook(), bags, y)
+    with pytest.raises(AssertionError, match="was not served"):
+        check_stage_protocol(NeverServed(m=2), bags, y)
+    check_stage_protocol(MISimple(), bags, y)            # no stage: nothing to check
+    assert check_mil_estimator(PrivateHook(), raise_on_failure=False)["check_stage_protocol"]

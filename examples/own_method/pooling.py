@@ -9,7 +9,8 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from milbench.data.bags import check_bags  # list of arrays or Bags -> validated list, 0/1 labels
+# list of arrays or Bags -> stacked float64 instances, bag offsets, 0/1 labels; per-bag views
+from milbench.data.bags import check_bags, unstack
 
 
 class MeanMaxPooling(ClassifierMixin, BaseEstimator):
@@ -30,18 +31,19 @@ class MeanMaxPooling(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         if not self.C > 0:
             raise ValueError(f"C must be > 0, got {self.C!r}")
-        bags, y01, self.classes_ = check_bags(X, y)
-        Z = self._embed(bags)
-        self.n_features_in_ = bags[0].shape[1]
+        Xs, offsets, y01, self.classes_ = check_bags(X, y)
+        Z = self._embed(unstack(Xs, offsets))
+        self.n_features_in_ = Xs.shape[1]
         self.scaler_ = StandardScaler().fit(Z)
         self.model_ = LogisticRegression(C=self.C, max_iter=1000).fit(self.scaler_.transform(Z), y01)
         return self
 
     def decision_function(self, X):
-        bags, _, _ = check_bags(X)
-        if bags[0].shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {bags[0].shape[1]} features; fitted with {self.n_features_in_}")
-        return self.model_.decision_function(self.scaler_.transform(self._embed(bags)))
+        Xs, offsets, _, _ = check_bags(X)
+        if Xs.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {Xs.shape[1]} features; fitted with {self.n_features_in_}")
+        Z = self._embed(unstack(Xs, offsets))
+        return self.model_.decision_function(self.scaler_.transform(Z))
 
     def predict(self, X):
         return self.classes_[(self.decision_function(X) > 0).astype(int)]

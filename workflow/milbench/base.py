@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import warnings
 from numbers import Integral, Real
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from milbench.data.bags import BagError, Bags, check_bags
+from milbench.data.bags import BagError, Bags, check_bags, unstack
 
 
 def validate_params(est):
@@ -47,25 +48,28 @@ def lbfgs_status(res):
 
 
 class MILClassifier(ClassifierMixin, BaseEstimator):
-    """Base for bag classifiers. Subclasses implement ``_fit(bags, y01)`` and ``_decision(bags)``."""
+    """Base for bag classifiers.  ``fit`` validates the input once (:func:`check_bags`) and
+    hands subclasses the stacked form: they implement ``_fit(X, offsets, y01)`` and
+    ``_decision(X, offsets)`` on the (N, d) float64 instance matrix and its bag offsets."""
 
     def fit(self, X, y):
         validate_params(self)
-        bags, y01, classes = check_bags(X, y)
+        Xs, offsets, y01, classes = check_bags(X, y)
         self.classes_ = classes
-        self.n_features_in_ = bags[0].shape[1]
-        self._fit(bags, y01)
+        self.n_features_in_ = Xs.shape[1]
+        self._fit(Xs, offsets, y01)
         return self
 
     def _check_predict_input(self, X):
-        bags, _, _ = check_bags(X)
-        if bags[0].shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {bags[0].shape[1]} features; fitted with {self.n_features_in_}")
-        return bags
+        """(instances, offsets) of bags to score, checked like ``fit``'s and for their width."""
+        Xs, offsets, _, _ = check_bags(X)
+        if Xs.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {Xs.shape[1]} features; fitted with {self.n_features_in_}")
+        return Xs, offsets
 
     def decision_function(self, X):
         """Bag scores; > 0 means the positive class. Used for AUROC."""
-        return np.asarray(self._decision(self._check_predict_input(X)), dtype=float)
+        return np.asarray(self._decision(*self._check_predict_input(X)), dtype=float)
 
     def predict(self, X):
         return self.classes_[(self.decision_function(X) > 0).astype(int)]
@@ -89,19 +93,21 @@ def check_sample_weight(sample_weight, n_bags):
 
 class WeightedMILClassifier(MILClassifier):
     """A bag classifier that takes per-bag ``sample_weight`` (used by bag-level boosting).
-    Subclasses implement ``_fit(bags, y01, sample_weight)``; the weights are validated here."""
+    Subclasses implement ``_fit(X, offsets, y01, sample_weight)``; the weights are validated
+    here."""
 
     def fit(self, X, y, sample_weight=None):
         validate_params(self)
-        bags, y01, classes = check_bags(X, y)
+        Xs, offsets, y01, classes = check_bags(X, y)
         self.classes_ = classes
-        self.n_features_in_ = bags[0].shape[1]
-        self._fit(bags, y01, check_sample_weight(sample_weight, len(bags)))
+        self.n_features_in_ = Xs.shape[1]
+        self._fit(Xs, offsets, y01, check_sample_weight(sample_weight, len(offsets) - 1))
         return self
 
 
 class MILTransformer(TransformerMixin, BaseEstimator):
-    """Base for selectors / reducers. Subclasses implement ``_fit(bags, y01)`` and
+    """Base for selectors / reducers. Subclasses implement ``_fit(X, offsets, y01)`` (the
+    stacked float64 instances and bag offsets of :func:`check_bags`) and
     ``_transform_instances(X)`` mapping a stacked (N, d) instance matrix to (N, k).
 
     ``transform`` keeps the container type: Bags in -> Bags out, list in -> list out.  A
@@ -113,9 +119,9 @@ class MILTransformer(TransformerMixin, BaseEstimator):
 
     def fit(self, X, y=None):
         validate_params(self)
-        bags, y01, classes = check_bags(X, y, require_both_classes=y is not None)
-        self.n_features_in_ = bags[0].shape[1]
-        self._fit(bags, y01)
+        Xs, offsets, y01, _ = check_bags(X, y, require_both_classes=y is not None)
+        self.n_features_in_ = Xs.shape[1]
+        self._fit(Xs, offsets, y01)
         return self
 
     def transform(self, X):
@@ -123,9 +129,8 @@ class MILTransformer(TransformerMixin, BaseEstimator):
             if self._passes_through():
                 return self._check_width(X)
             return X.with_instances(self._transform_instances(X.instances.astype(float)))
-        bags, _, _ = check_bags(X)
-        sizes = np.cumsum([len(b) for b in bags])[:-1]
-        return np.split(self._transform_instances(np.concatenate(bags)), sizes)
+        Xs, offsets, _, _ = check_bags(X)
+        return unstack(self._transform_instances(Xs), offsets)
 
     def _passes_through(self):
         """Whether ``_transform_instances`` returns every value as it is, bit for bit."""
@@ -159,6 +164,30 @@ class FeatureSubsetTransformer(MILTransformer):
         mask = np.zeros(self.n_features_in_, dtype=bool)
         mask[self.support_] = True
         return mask
+
+
+@runtime_checkable
+class StagedSelector(Protocol):
+    """A selector with a fold stage: the expensive, classifier-independent part of its fit,
+    computed once per training fold and served to every fit sharing it from a ``StageStore``
+    (:mod:`milbench.selectors.stage_store`; planned and stored by
+    :mod:`milbench.experiment.stages`).
+
+    A selector class claims a stage by declaring ``_stage_rule`` (a ``StageRule``); it then
+    takes a ``stages`` parameter (None or a ``StageStore``) and implements :meth:`stage_state`,
+    and its ``_fit`` computes that same state itself when the store has none, so a served fit
+    and a normal one give identical results.  When the state depends on the feature views
+    (``StageRule.views``) it also implements ``resolve_views(X, n_features)`` (as
+    :class:`~milbench.selectors.view_baselines.ViewSelector` does), which the experiment calls
+    on the training container before :meth:`stage_state`.  Checked by
+    :func:`milbench.testing.check_stage_protocol`.
+    """
+
+    stages: object
+
+    def stage_state(self, X, offsets, y01) -> dict:
+        """The state of stacked float64 training instances ``X`` (N, d), bag ``offsets``
+        (n_bags + 1,) and 0/1 labels ``y01``, as ``dict[str, np.ndarray]``."""
 
 
 # The parameter constraints estimators declare most (scikit-learn ``_parameter_constraints``).

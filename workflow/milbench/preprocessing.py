@@ -21,11 +21,10 @@ class BagScaler(MILTransformer):
     def __init__(self, kind="minmax"):
         self.kind = kind
 
-    def _fit(self, bags, y):
+    def _fit(self, X, offsets, y):
         if self.kind == "none":
-            self.shift_, self.scale_ = np.zeros(bags[0].shape[1]), np.ones(bags[0].shape[1])
+            self.shift_, self.scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
             return
-        X = np.concatenate(bags)
         if self.kind == "minmax":
             self.shift_, span = X.min(0), X.max(0) - X.min(0)
         elif self.kind == "zscore":

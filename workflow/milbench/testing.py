@@ -15,7 +15,9 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from milbench.data.bags import Bags
+from milbench.base import StagedSelector
+from milbench.data.bags import Bags, check_bags
+from milbench.selectors.stage_store import StageStore, stage_rule, stamped_stage
 
 
 def toy_bags(n_bags=30, d=4, seed=0, max_size=5, witness_shift=3.0, singletons=False):
@@ -204,9 +206,35 @@ def check_bad_input(est, bags, y):
     raise AssertionError("predict must raise ValueError on a different number of features")
 
 
+def check_stage_protocol(est, bags, y):
+    """A selector that claims a fold stage (declares ``_stage_rule``) implements
+    :class:`~milbench.base.StagedSelector`, and a fit served its stage from a ``StageStore``
+    uses it and transforms exactly as a fit that computes it.  Nothing to check for an
+    estimator without a stage."""
+    rule = stage_rule(type(est))
+    if rule is None:
+        return
+    name = type(est).__name__
+    assert isinstance(est, StagedSelector) and "stages" in est.get_params(deep=False), \
+        f"{name} declares _stage_rule: it needs a stages parameter and " \
+        "stage_state(X, offsets, y01)"
+    assert not rule.views or callable(getattr(est, "resolve_views", None)), \
+        f"{name}'s stage depends on its views: it needs resolve_views(X, n_features)"
+    X, offsets, y01, _ = check_bags(bags, y)
+    sel = _seeded(est)
+    if rule.views:
+        sel.resolve_views(bags, X.shape[1])
+    store = StageStore([stamped_stage(sel, X, offsets, y01)])
+    served = _seeded(est).set_params(stages=store).fit(bags, y)
+    assert store.hits == 1, f"{name}: a fit on the stage's data and parameters was not served it"
+    np.testing.assert_array_equal(
+        np.concatenate(served.transform(bags)), np.concatenate(_fit(est, bags, y).transform(bags)),
+        err_msg=f"{name}: a fit served its stage must transform as one that computes it")
+
+
 CHECKS = (check_clone, check_fit_returns_self, check_scores_shape, check_bags_container,
           check_pm1_labels, check_singleton_bags, check_test_order, check_deterministic,
-          check_bad_input)
+          check_bad_input, check_stage_protocol)
 
 
 def check_mil_estimator(est, *, raise_on_failure=True):

@@ -35,6 +35,7 @@ import numpy as np
 
 from milbench.base import COUNT_OR_ZERO, MILClassifier, options
 from milbench.classifiers.distances import METRICS, cached_bag_distances, stacked_bag_distances
+from milbench.data.bags import unstack
 
 
 class CitationKNN(MILClassifier):
@@ -59,7 +60,8 @@ class CitationKNN(MILClassifier):
         self.citers = citers
         self.metric = metric
 
-    def _fit(self, bags, y01):
+    def _fit(self, X, offsets, y01):
+        bags = unstack(X, offsets)
         self.train_bags_ = bags
         self.y_ = y01.astype(int)
         self.citer_radius_ = citer_radius(cached_bag_distances(bags, metric=self.metric),
@@ -73,15 +75,14 @@ class CitationKNN(MILClassifier):
 
     def votes(self, X):
         """(positive votes, negative votes) per query bag."""
-        bags = self._check_predict_input(X)
-        return self._votes(bags)
+        return self._votes(unstack(*self._check_predict_input(X)))
 
     def _votes(self, bags):
         D = cached_bag_distances(bags, self.train_bags_, self.metric)    # (n_query, n_train)
         return vote_counts(D, self.y_, self.references, self.citers, self.citer_radius_)
 
-    def _decision(self, bags):
-        p, n = self._votes(bags)
+    def _decision(self, X, offsets):
+        p, n = self._votes(unstack(X, offsets))
         total = p + n
         return np.where(total > 0, (p - n) / np.maximum(total, 1), 0.0)
 

@@ -57,7 +57,7 @@ from milbench.base import (
 )
 from milbench.classifiers._thresholds import best_thresholds
 from milbench.classifiers.warm import restrict
-from milbench.data.bags import stack
+from milbench.data.bags import stack, unstack
 from milbench.utils.segments import segment_arg
 
 LN2 = float(np.log(2.0))
@@ -273,9 +273,9 @@ class _DDBase(MILClassifier):
     def _instance_log_prob(self, X):
         return -scaled_sq_dists(X, self.scale_[None, :], self.offset_[None, :])[0]
 
-    def _bag_log_prob(self, bags, rule=None):
+    def _bag_log_prob(self, X, offsets, rule=None):
         """(1, n_bags) log P_i of the fitted concept under the bag rule."""
-        return bag_log_prob(*stack(bags), self.scale_, self.offset_, rule or self._bag_rule)
+        return bag_log_prob(X, offsets, self.scale_, self.offset_, rule or self._bag_rule)
 
     def _log_threshold(self, scores, y01):
         """Log-threshold for the training bags' (1, n) log-probabilities ``scores``."""
@@ -283,19 +283,19 @@ class _DDBase(MILClassifier):
             return float(best_thresholds(scores, y01, prefer=np.log(0.5))[1][0])
         return float(np.log(self.threshold))
 
-    def _set_threshold(self, bags, y01):
-        scores = self._bag_log_prob(bags)
+    def _set_threshold(self, X, offsets, y01):
+        scores = self._bag_log_prob(X, offsets)
         self.log_threshold_ = self._log_threshold(scores, y01)
         return scores
 
-    def _decision(self, bags):
-        return self._bag_log_prob(bags)[0] - self.log_threshold_
+    def _decision(self, X, offsets):
+        return self._bag_log_prob(X, offsets)[0] - self.log_threshold_
 
     def decision_instances(self, X):
         """Per-instance score log p_ij − log-threshold (> 0: the instance alone would make its bag
         positive under the max rule), for bags X (stacked order; a 2-D array is read as
         one-instance bags, i.e. as an instance matrix)."""
-        Xs = np.concatenate(self._check_predict_input(X))
+        Xs, _ = self._check_predict_input(X)
         return self._instance_log_prob(Xs) - self.log_threshold_
 
     @available_if(_threshold_is_half)
@@ -303,7 +303,7 @@ class _DDBase(MILClassifier):
         """Bag probabilities P_i of the model's bag rule.  Offered only when the threshold is the
         probability 0.5, so that ``predict`` is the argmax of ``predict_proba`` (ensembles then
         average probabilities; with a learned threshold they use votes)."""
-        p = np.exp(self._bag_log_prob(self._check_predict_input(X))[0])
+        p = np.exp(self._bag_log_prob(*self._check_predict_input(X))[0])
         return np.column_stack([1.0 - p, p])
 
     def _fold(self, A, Bo, mu, sd):
@@ -379,9 +379,9 @@ class _GlobalDD(_DDBase):
         ``folds``; None when ``random_state`` is neither None nor an int (shared state)."""
         return warm_dd(self, X, offsets, y, folds, restarts)
 
-    def _fit(self, bags, y01):
+    def _fit(self, X, offsets, y01):
         rng = np.random.default_rng(self.random_state)
-        Xs, po, no, mu, sd = self._layout(bags, y01)
+        Xs, po, no, mu, sd = self._layout(unstack(X, offsets), y01)
         P = self._starts(Xs, po, rng)
         A0 = np.full_like(P, float(self.scale_init))
         A, Bo, L, its, runs = self._optimise(Xs, po, no, A0, A0 * P)
@@ -390,7 +390,7 @@ class _GlobalDD(_DDBase):
                      "log-DD (stacked starts)")
         best = int(np.argmin(L))
         self._fold(A[best], Bo[best], mu, sd)
-        scores = self._set_threshold(bags, y01)
+        scores = self._set_threshold(X, offsets, y01)
         train_acc = float(np.mean((scores[0] > self.log_threshold_) == (y01 == 1)))
         self.nldd_ = float(L[best])
         self.diagnostics_ = {"n_starts": int(len(P)), "nldd": self.nldd_,
@@ -577,9 +577,9 @@ class EMDD(_DDBase):
             best = int(np.argmin(nldd))
         return best, acc, thr
 
-    def _fit(self, bags, y01):
+    def _fit(self, X, offsets, y01):
         rng = np.random.default_rng(self.random_state)
-        Xs, po, no, mu, sd = self._layout(bags, y01)
+        Xs, po, no, mu, sd = self._layout(unstack(X, offsets), y01)
         X2 = Xs * Xs
         off, ypos = self._layout_index(po, no)
         P = self._starts(Xs, po, rng)

@@ -43,6 +43,7 @@ from milbench import registry
 from milbench.base import COUNT, SEED, MILClassifier, WeightedMILClassifier
 from milbench.classifiers._boosting import STOP_CODES
 from milbench.classifiers.wrapper import MIWrapper
+from milbench.data.bags import unstack
 
 # a member: a classifier registry config, an estimator, or None (MI-Wrapper around a tree)
 BASE = [dict, HasMethods(["fit", "predict"]), None]
@@ -89,7 +90,8 @@ class MIBagging(MILClassifier):
         self.max_samples = max_samples
         self.random_state = random_state
 
-    def _fit(self, bags, y01):
+    def _fit(self, X, offsets, y01):
+        bags = unstack(X, offsets)
         rng = np.random.default_rng(self.random_state)
         classes = [np.flatnonzero(y01 == c) for c in (0, 1)]
         frac = float(self.max_samples)
@@ -104,11 +106,12 @@ class MIBagging(MILClassifier):
         self.diagnostics_ = {"n_estimators": len(self.estimators_)}
 
     def predict_proba(self, X):
-        bags = self._check_predict_input(X)
+        bags = unstack(*self._check_predict_input(X))
         P = np.mean([_member_proba(e, bags) for e in self.estimators_], axis=0)
         return np.column_stack([1.0 - P, P])
 
-    def _decision(self, bags):
+    def _decision(self, X, offsets):
+        bags = unstack(X, offsets)
         return np.mean([_member_proba(e, bags) for e in self.estimators_], axis=0) - 0.5
 
 
@@ -131,7 +134,8 @@ class MIAdaBoost(WeightedMILClassifier):
         self.n_estimators = n_estimators
         self.random_state = random_state
 
-    def _fit(self, bags, y01, sample_weight=None):
+    def _fit(self, X, offsets, y01, sample_weight=None):
+        bags = unstack(X, offsets)
         rng = np.random.default_rng(self.random_state)
         B = len(bags)
         w = np.full(B, 1.0 / B) if sample_weight is None else sample_weight / sample_weight.sum()
@@ -167,7 +171,8 @@ class MIAdaBoost(WeightedMILClassifier):
                              "stop": STOP_CODES[stop],
                              "resampled": int(resampled)}
 
-    def _decision(self, bags):
+    def _decision(self, X, offsets):
+        bags = unstack(X, offsets)
         if len(self.estimators_) == 1:            # Weka: a lone first model is used as it is
             return self.estimators_[0].decision_function(bags)
         votes = np.array([2.0 * (e.predict(bags) == 1) - 1.0 for e in self.estimators_])

@@ -62,7 +62,6 @@ from milbench.classifiers._kernels import (
     sq_norms,
 )
 from milbench.classifiers._representatives import instances_and_means, representatives_stop
-from milbench.data.bags import stack
 from milbench.utils.cache import CACHE, fingerprint, matrix_fingerprint, memory_limit
 from milbench.utils.segments import averaging_matrix, segment_argmax
 
@@ -121,8 +120,7 @@ class KISVM(MILClassifier):
         self.max_iter = max_iter
         self.tol = tol
 
-    def _fit(self, bags, y01):
-        X, offsets = stack(bags)
+    def _fit(self, X, offsets, y01):
         X = np.asarray(X, dtype=float)
         y = np.asarray(y01).astype(int)
         n = len(y)
@@ -215,6 +213,5 @@ class KISVM(MILClassifier):
                              self.kernel, self.gamma_, sq_norms(X),
                              self._exp_norms) @ self._weights + self._bias
 
-    def _decision(self, bags):
-        X, offsets = stack(bags)
+    def _decision(self, X, offsets):
         return np.maximum.reduceat(self.instance_scores(X), offsets[:-1])

@@ -51,7 +51,7 @@ from milbench.base import (
     validate_params,
     warn_cap,
 )
-from milbench.data.bags import BagError, Bags, check_bags, labels_to_01, stack
+from milbench.data.bags import Bags, check_bags
 from milbench.utils.cache import LRUCache, ReusesFits, fit_key
 from milbench.utils.hashing import array_digest
 from milbench.utils.segments import segment_mean
@@ -196,19 +196,11 @@ class LCMF(ReusesFits, MILClassifier):
 
     @staticmethod
     def _unpack(X, y=None):
-        if isinstance(X, Bags):                   # float64, as check_bags gives a list
-            ids, inst = X.bag_ids.tolist(), np.asarray(X.instances, dtype=np.float64)
-            if y is None:
-                return inst, X.offsets, ids, None, None
-            if len(y) != len(X):
-                raise BagError(f"{len(X)} bags but {len(y)} labels")
-            y01, classes = labels_to_01(y)
-            if len(classes) < 2:
-                raise BagError(f"training data has a single class {classes.tolist()}; need both")
-            return inst, X.offsets, ids, y01, classes
-        bags, y01, classes = check_bags(X, y)
-        inst, off = stack(bags)
-        return inst, off, [None] * len(bags), y01, classes
+        """(instances, offsets, bag ids, y01, classes): :func:`check_bags`'s float64 stacked
+        input plus the ids the graph is keyed by (None for the bags of a list)."""
+        inst, off, y01, classes = check_bags(X, y)
+        ids = X.bag_ids.tolist() if isinstance(X, Bags) else [None] * (len(off) - 1)
+        return inst, off, ids, y01, classes
 
     def fit(self, X, y, unlabeled=None):
         """Factorise the training bags (plus ``unlabeled`` ones, transductive) and fit the SVM."""

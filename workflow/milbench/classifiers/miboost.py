@@ -33,7 +33,6 @@ from sklearn.utils.validation import has_fit_parameter
 
 from milbench.base import COUNT, ESTIMATOR, ESTIMATOR_PARAMS, SEED, MILClassifier
 from milbench.classifiers._boosting import STOP_CODES
-from milbench.data.bags import stack
 from milbench.utils.learners import make_estimator
 
 
@@ -84,8 +83,7 @@ class MIBoost(MILClassifier):
         self.n_estimators = n_estimators
         self.random_state = random_state
 
-    def _fit(self, bags, y01):
-        X, off = stack(bags)
+    def _fit(self, X, off, y01):
         sizes = np.diff(off)
         N, B = len(X), len(sizes)
         yi = np.repeat(y01, sizes)
@@ -120,7 +118,7 @@ class MIBoost(MILClassifier):
 
     def decision_instances(self, X):
         """Additive instance model Σ_m c_m h_m(x), h ∈ {−1, +1}, for bags X (stacked order)."""
-        return self._instance_scores(np.concatenate(self._check_predict_input(X)))
+        return self._instance_scores(self._check_predict_input(X)[0])
 
     def _instance_scores(self, Xs):
         F = np.zeros(len(Xs))
@@ -128,8 +126,7 @@ class MIBoost(MILClassifier):
             F += c * (2.0 * est.predict(Xs) - 1.0)
         return F
 
-    def _decision(self, bags):
-        X, off = stack(bags)
+    def _decision(self, X, off):
         return np.add.reduceat(self._instance_scores(X), off[:-1]) / np.diff(off)
 
     def predict_proba(self, X):

@@ -51,7 +51,6 @@ from milbench.classifiers._kernels import (
     kernel_matrix,
     sq_norms,
 )
-from milbench.data.bags import stack
 from milbench.utils.cache import CACHE, fingerprint, matrix_fingerprint, memory_limit
 from milbench.utils.learners import make_estimator
 
@@ -125,8 +124,7 @@ class MILDM(MILClassifier):
         self.estimator_params = estimator_params
         self.random_state = random_state
 
-    def _fit(self, bags, y01):
-        X, offsets = stack(bags)
+    def _fit(self, X, offsets, y01):
         self.gamma_ = resolve_gamma(self.gamma, X.shape[1])
         self.pool_ = np.asarray(X, dtype=float)
         self._pool_norms = sq_norms(self.pool_)
@@ -150,21 +148,18 @@ class MILDM(MILClassifier):
 
     def map_pool(self, X):
         """Bags → (n_bags, |pool|) similarities to every pool instance."""
-        bags = self._check_predict_input(X)
-        Xs, offsets = stack(bags)
+        Xs, offsets = self._check_predict_input(X)
         return bag_similarity_mapping(Xs, offsets, self.pool_, self.gamma_,
                                       p_norms=self._pool_norms)
 
     def transform(self, X):
         """Bags → (n_bags, m) similarities to the DIP instances (φ_DIP)."""
-        bags = self._check_predict_input(X)
-        Xs, offsets = stack(bags)
+        Xs, offsets = self._check_predict_input(X)
         dip = self.pool_[self.dip_]
         return bag_similarity_mapping(Xs, offsets, dip, self.gamma_,
                                       p_norms=self._pool_norms[self.dip_])
 
-    def _decision(self, bags):
-        Xs, offsets = stack(bags)
+    def _decision(self, Xs, offsets):
         Z = bag_similarity_mapping(Xs, offsets, self.pool_[self.dip_], self.gamma_,
                                    p_norms=self._pool_norms[self.dip_])
         est = self.estimator_

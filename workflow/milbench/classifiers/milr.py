@@ -175,8 +175,7 @@ class MILR(ReusesFits, MILClassifier):
         return lbfgsb(lambda t: milr_loss_grad(t, X, offsets, y, C, combine, alpha, fit_intercept),
                       theta0, self.max_iter, self.tol)
 
-    def _fit(self, bags, y):
-        X, offsets = stack(bags)
+    def _fit(self, X, offsets, y):
         d = X.shape[1]
 
         def solve():
@@ -196,18 +195,17 @@ class MILR(ReusesFits, MILClassifier):
 
     def decision_instances(self, X):
         """Instance logits wᵀx + b for a list of bags (stacked)."""
-        Xs, _ = stack(self._check_predict_input(X))
+        Xs, _ = self._check_predict_input(X)
         return Xs @ self.coef_ + self.intercept_
 
-    def _bag_probability(self, bags):
-        X, offsets = stack(bags)
+    def _bag_probability(self, X, offsets):
         return bag_probability(X @ self.coef_ + self.intercept_, offsets, self.combine, self.alpha)
 
-    def _decision(self, bags):
-        return bag_logit(self._bag_probability(bags))
+    def _decision(self, X, offsets):
+        return bag_logit(self._bag_probability(X, offsets))
 
     def predict_proba(self, X):
-        P = self._bag_probability(self._check_predict_input(X))
+        P = self._bag_probability(*self._check_predict_input(X))
         return np.column_stack([1 - P, P])
 
     def warm_fitness_evaluator(self, X, offsets, y, folds, restarts=0):

@@ -93,7 +93,7 @@ from milbench.base import (
     validate_params,
     warn_cap,
 )
-from milbench.data.bags import BagError, Bags, check_bags, labels_to_01, stack
+from milbench.data.bags import Bags, check_bags
 from milbench.data.edges import check_edges
 from milbench.utils.cache import LRUCache, ReusesFits, fit_key, params_key
 from milbench.utils.segments import averaging_matrix, segment_arg
@@ -662,19 +662,12 @@ class MILSD(ReusesFits, MILClassifier):
     # -- input handling ------------------------------------------------------------------
     @staticmethod
     def _as_bags(X, y=None):
-        """(instances, offsets, Bags-or-None, y01, classes) without copying a Bags' matrix."""
-        if isinstance(X, Bags):
-            if y is None:
-                return X.instances, X.offsets, X, None, None
-            if len(y) != len(X):
-                raise BagError(f"{len(X)} bags but {len(y)} labels")
-            y01, classes = labels_to_01(y)
-            if len(classes) < 2:
-                raise BagError(f"training data has a single class {classes.tolist()}; need both")
-            return X.instances, X.offsets, X, y01, classes
-        bags, y01, classes = check_bags(X, y)
-        inst, off = stack(bags)
-        return inst, off, None, y01, classes
+        """(instances, offsets, Bags-or-None, y01, classes): :func:`check_bags` with
+        ``dtype=None``, so a Bags container's float32 matrix is not copied (the products
+        convert it in blocks, :func:`_matvec`), plus the container whose ids and edges form the
+        graph."""
+        inst, off, y01, classes = check_bags(X, y, dtype=None)
+        return inst, off, X if isinstance(X, Bags) else None, y01, classes
 
     def _graph(self, containers):
         """Bag- and instance-level edge arrays over the concatenation of ``containers``."""

@@ -72,7 +72,6 @@ from milbench.classifiers._representatives import (
     representatives_stop,
 )
 from milbench.classifiers.odm import ODM_CONSTRAINTS, odm_c, primal_objective, solve_odm_dual
-from milbench.data.bags import stack
 from milbench.utils.segments import segment_argmax
 
 
@@ -126,8 +125,7 @@ class MIORDM(MILClassifier):
         self.keep = keep
         self.random_state = random_state
 
-    def _fit(self, bags, y01):
-        X, offsets = stack(bags)
+    def _fit(self, X, offsets, y01):
         y = np.where(np.asarray(y01) > 0, 1.0, -1.0)
         n, N = len(y), len(X)
         # K, H and the solver's blocks of it, and the instance-to-representative kernel
@@ -214,6 +212,5 @@ class MIORDM(MILClassifier):
         return kernel_matrix(as_sparse_if_sparse(X), as_sparse_if_sparse(self._sv), self.kernel,
                              self.gamma_, sq_norms(X), self._sv_norms) @ self._sv_coef
 
-    def _decision(self, bags):
-        X, offsets = stack(bags)
+    def _decision(self, X, offsets):
         return np.maximum.reduceat(self.instance_scores(X), offsets[:-1])

@@ -47,7 +47,6 @@ from milbench.classifiers._representatives import (
     kernel_room,
     representatives_stop,
 )
-from milbench.data.bags import stack
 from milbench.utils.segments import segment_argmax
 
 
@@ -93,8 +92,7 @@ class MIRSVM(MILClassifier):
         self.tol = tol
         self.random_state = random_state
 
-    def _fit(self, bags, y01):
-        X, offsets = stack(bags)
+    def _fit(self, X, offsets, y01):
         y = np.asarray(y01).astype(int)
         n, N = len(y), len(X)
         self.gamma_ = resolve_gamma(self.gamma, X.shape[1])
@@ -137,6 +135,5 @@ class MIRSVM(MILClassifier):
                           self.gamma_, sq_norms(X), self._sv_norms)
         return K @ self.svm_.dual_coef_[0] + self.svm_.intercept_[0]
 
-    def _decision(self, bags):
-        X, offsets = stack(bags)
+    def _decision(self, X, offsets):
         return np.maximum.reduceat(self.instance_scores(X), offsets[:-1])

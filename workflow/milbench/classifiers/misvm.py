@@ -68,7 +68,6 @@ from milbench.base import (
 from milbench.classifiers._blocks import memory_limit_error
 from milbench.classifiers._kernels import SPARSE_PRODUCT_FACTOR, as_sparse_if_sparse
 from milbench.classifiers._svm import C_SCALINGS, scaled_C
-from milbench.data.bags import stack
 from milbench.utils.cache import memory_limit
 
 KERNELS = ("linear", "rbf", "poly")
@@ -185,8 +184,7 @@ class _MISVMBase(MILClassifier):
         self.precompute_max = precompute_max
         self.cache_size = cache_size
 
-    def _setup(self, bags):
-        X, off = stack(bags)
+    def _setup(self, X, off):
         X = np.asarray(X, dtype=float)
         self.gamma_ = resolve_gamma(self.gamma, X.shape[1])
         pool = as_sparse_if_sparse(X)
@@ -213,18 +211,15 @@ class _MISVMBase(MILClassifier):
         return X, off, svm
 
     def decision_instances(self, X):
-        """SVM output f(x) for every instance, stacked in bag order (rows of ``stack(X)``)."""
-        bags = self._check_predict_input(X)
-        return self.svm_.decision(np.concatenate(bags))
+        """SVM output f(x) for every instance, stacked in bag order."""
+        return self.svm_.decision(self._check_predict_input(X)[0])
 
     def predict_instances(self, X):
         """Instance class labels (``classes_[1]`` where f(x) > 0), stacked in bag order."""
         return self.classes_[(self.decision_instances(X) > 0).astype(int)]
 
-    def _decision(self, bags):
-        f = self.svm_.decision(np.concatenate(bags))
-        offsets = np.concatenate([[0], np.cumsum([len(b) for b in bags])])
-        return np.maximum.reduceat(f, offsets[:-1])
+    def _decision(self, X, offsets):
+        return np.maximum.reduceat(self.svm_.decision(X), offsets[:-1])
 
 
 class MiSVM(_MISVMBase):
@@ -239,12 +234,12 @@ class MiSVM(_MISVMBase):
     stopping rule), 0 when ``max_iter`` fits ran out first (then a ConvergenceWarning).
     """
 
-    def _fit(self, bags, y01):
-        X, off, svm = self._setup(bags)
+    def _fit(self, X, off, y01):
+        X, off, svm = self._setup(X, off)
         sizes = np.diff(off)
-        bag_of = np.repeat(np.arange(len(bags)), sizes)
+        bag_of = np.repeat(np.arange(len(sizes)), sizes)
         in_pos = y01[bag_of] == 1
-        C = scaled_C(self.C, self.C_scaling, n_bags=len(bags), n_instances=len(X),
+        C = scaled_C(self.C, self.C_scaling, n_bags=len(sizes), n_instances=len(X),
                      n_examples=len(X))
         rows = np.arange(len(X))
         labels = in_pos.astype(int)           # y_i = Y_I initially
@@ -293,14 +288,14 @@ class MISVM(_MISVMBase):
 
     _PRECOMPUTE_COPIES = 3      # the kernel, its sub-indexed copy and np.block's with the means
 
-    def _fit(self, bags, y01):
-        X, off, svm = self._setup(bags)
+    def _fit(self, X, off, y01):
+        X, off, svm = self._setup(X, off)
         sizes = np.diff(off)
-        bag_of = np.repeat(np.arange(len(bags)), sizes)
+        bag_of = np.repeat(np.arange(len(sizes)), sizes)
         pos_bags = np.flatnonzero(y01 == 1)
         neg_rows = np.flatnonzero(y01[bag_of] == 0)
         n_ex = len(neg_rows) + len(pos_bags)
-        C = scaled_C(self.C, self.C_scaling, n_bags=len(bags), n_instances=len(X),
+        C = scaled_C(self.C, self.C_scaling, n_bags=len(sizes), n_instances=len(X),
                      n_examples=n_ex)
         labels = np.r_[np.zeros(len(neg_rows), int), np.ones(len(pos_bags), int)]
         pos_mask = y01[bag_of] == 1

@@ -26,7 +26,6 @@ import numpy as np
 
 from milbench.base import COUNT, SEED, WeightedMILClassifier, options
 from milbench.classifiers._thresholds import best_thresholds
-from milbench.data.bags import stack
 
 _BLOCK_ELEMS = 4_000_000      # centres × instances per distance block
 
@@ -53,9 +52,8 @@ class MIOptimalBall(WeightedMILClassifier):
     def _prep(self, X):
         return (X - self.shift_) / self.span_
 
-    def _fit(self, bags, y01, w=None):
-        w = np.ones(len(bags)) if w is None else w
-        X, off = stack(bags)
+    def _fit(self, X, off, y01, w=None):
+        w = np.ones(len(off) - 1) if w is None else w
         if self.preprocess == "normalize":
             shift, span = X.min(0), X.max(0) - X.min(0)
         elif self.preprocess == "standardize":
@@ -94,12 +92,11 @@ class MIOptimalBall(WeightedMILClassifier):
         diff = self._prep(X) - self.center_
         return np.sqrt(np.einsum("ij,ij->i", diff, diff))
 
-    def _decision(self, bags):
-        X, off = stack(bags)
+    def _decision(self, X, off):
         return self.radius_ - np.minimum.reduceat(self._instance_dist(X), off[:-1])
 
     def decision_instances(self, X):
         """r − ‖x − c‖ per instance (> 0: inside the ball), for bags X in stacked order (a 2-D
         array is read as one-instance bags, i.e. as an instance matrix)."""
-        Xs = np.concatenate(self._check_predict_input(X))
+        Xs, _ = self._check_predict_input(X)
         return self.radius_ - self._instance_dist(Xs)

@@ -57,7 +57,7 @@ from milbench.base import (
 )
 from milbench.classifiers._blocks import bag_blocks, block_plan, largest_block, row_blocks
 from milbench.classifiers._svm import C_SCALINGS, scaled_C
-from milbench.data.bags import stack
+from milbench.data.bags import stack, unstack
 from milbench.utils.cache import memory_limit
 
 INSTANCE_KERNELS = ("rbf", "poly")
@@ -193,7 +193,8 @@ class SetKernelSVM(MILClassifier):
             return np.array([len(b) for b in bags], dtype=float)
         return np.ones(len(bags))
 
-    def _fit(self, bags, y01):
+    def _fit(self, X, offsets, y01):
+        bags = unstack(X, offsets)
         self._norm_ = self._normalization()
         self.gamma_ = resolve_gamma(self.gamma, bags[0].shape[1])
         self._kernel_ = make_instance_kernel(self.instance_kernel, self.gamma_, self.degree,
@@ -209,14 +210,15 @@ class SetKernelSVM(MILClassifier):
         sv = self.svc_.support_
         # keep only support bags: columns of non-support bags have zero dual weight
         self._n_train_ = len(bags)
-        self.support_bags_ = [bags[i] for i in sv]
+        self.support_bags_ = [bags[i].copy() for i in sv]     # not views of the training matrix
         self._support_norms_ = norms[sv]
         self.diagnostics_ = {"n_support_bags": int(len(sv)), "C_effective": self.C_,
                              "n_iter": int(np.sum(self.svc_.n_iter_)),
                              "converged": int(self.svc_.max_iter < 0
                                               or np.all(self.svc_.n_iter_ < self.svc_.max_iter))}
 
-    def _decision(self, bags):
+    def _decision(self, X, offsets):
+        bags = unstack(X, offsets)
         sv = self.svc_.support_
         K = np.zeros((len(bags), self._n_train_))
         if len(sv):

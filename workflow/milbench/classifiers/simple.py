@@ -64,12 +64,13 @@ class MISimple(MILClassifier):
         self.statistic = statistic
         self.random_state = random_state
 
-    def _fit(self, bags, y):
+    def _fit(self, X, offsets, y):
         self.estimator_ = make_estimator(self.estimator, self.estimator_params, self.random_state)
-        self.estimator_.fit(bag_statistics(bags, self.statistic), y)
+        self.estimator_.fit(np.hstack(statistic_blocks(X, offsets, self.statistic)), y)
 
-    def _decision(self, bags):
-        return bag_decision(self.estimator_, bag_statistics(bags, self.statistic))
+    def _decision(self, X, offsets):
+        return bag_decision(self.estimator_, np.hstack(statistic_blocks(X, offsets,
+                                                                        self.statistic)))
 
     def fitness_evaluator(self, X, offsets, y, folds):
         """Fast feature-subset scoring for HyDR-MI (same predictions as refitting ``clone(self)``

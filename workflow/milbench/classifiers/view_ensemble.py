@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from milbench.base import VIEWS, MILClassifier, options, validate_params
-from milbench.data.bags import check_bags, resolve_views
+from milbench.data.bags import check_bags, resolve_views, unstack
 from milbench.registry import make
 
 
@@ -39,14 +39,17 @@ class ViewEnsemble(MILClassifier):
 
     def fit(self, X, y):
         validate_params(self)
-        bags, _, _ = check_bags(X)
+        Xs, offsets, y01, classes = check_bags(X, y)
         try:
-            self.view_names_, self.view_ranges_ = resolve_views(X, self.views, bags[0].shape[1])
+            self.view_names_, self.view_ranges_ = resolve_views(X, self.views, Xs.shape[1])
         except ValueError as e:
             raise ValueError(f"[view-ensemble] {e}. It needs the views of its input: pass Bags "
                              "that carry them (a view-aware selector's output); scikit-learn's "
                              "inner CV (`tune`) indexes Bags into plain lists and loses them") from e
-        return super().fit(X, y)
+        self.classes_ = classes
+        self.n_features_in_ = Xs.shape[1]
+        self._fit(Xs, offsets, y01)
+        return self
 
     def _make_base(self):
         est = make("classifier", {"name": self.base, **(self.base_params or {})})
@@ -54,19 +57,19 @@ class ViewEnsemble(MILClassifier):
             est.set_params(random_state=self.random_state)
         return est
 
-    def _fit(self, bags, y):
+    def _fit(self, X, offsets, y):
         self.estimators_ = []
         for a, b in self.view_ranges_:
             est = self._make_base()
-            est.fit([x[:, a:b] for x in bags], y)
+            est.fit(unstack(X[:, a:b], offsets), y)
             self.estimators_.append(est)
         self.diagnostics_ = {"n_views": len(self.estimators_)}
 
-    def _decision(self, bags):
+    def _decision(self, X, offsets):
         use_proba = self.combine == "proba" and all(hasattr(e, "predict_proba") for e in self.estimators_)
         parts = []
         for est, (a, b) in zip(self.estimators_, self.view_ranges_):
-            sub = [x[:, a:b] for x in bags]
+            sub = unstack(X[:, a:b], offsets)
             parts.append(est.predict_proba(sub)[:, 1] if use_proba else est.decision_function(sub))
         mean = np.mean(parts, axis=0)
         if not use_proba:

@@ -41,7 +41,6 @@ from sklearn.base import clone
 from sklearn.utils.validation import has_fit_parameter
 
 from milbench.base import ESTIMATOR, ESTIMATOR_PARAMS, WeightedMILClassifier, options
-from milbench.data.bags import stack
 from milbench.utils.learners import make_estimator, reusable, sklearn_checked
 
 AGGREGATIONS = ("arithmetic", "geometric", "max")
@@ -116,8 +115,7 @@ class MIWrapper(WeightedMILClassifier):
         self.weighting = weighting
         self.random_state = random_state
 
-    def _fit(self, bags, y01, bag_weight=None):
-        X, off = stack(bags)
+    def _fit(self, X, off, y01, bag_weight=None):
         sizes = np.diff(off)
         est = make_estimator(self.estimator, self.estimator_params, self.random_state)
         fit_instances(est, X, np.repeat(y01, sizes),
@@ -127,23 +125,22 @@ class MIWrapper(WeightedMILClassifier):
     def _instance_proba(self, X):
         return positive_proba(self.estimator_, X)
 
-    def _bag_scores(self, bags):
+    def _bag_scores(self, X, off):
         """(decision, P(+)) per bag."""
-        X, off = stack(bags)
         return aggregate(self._instance_proba(X), off, self.aggregation)
 
-    def _decision(self, bags):
-        return self._bag_scores(bags)[0]
+    def _decision(self, X, offsets):
+        return self._bag_scores(X, offsets)[0]
 
     def predict_proba(self, X):
-        P = self._bag_scores(self._check_predict_input(X))[1]
+        P = self._bag_scores(*self._check_predict_input(X))[1]
         return np.column_stack([1.0 - P, P])
 
     def decision_instances(self, X):
         """Instance scores whose bag aggregate is ``decision_function``: p − 0.5 (arithmetic,
         max) or clipped log-odds (geometric), for bags X in stacked order (a 2-D array is read
         as one-instance bags, i.e. as an instance matrix)."""
-        Xs = np.concatenate(self._check_predict_input(X))
+        Xs, _ = self._check_predict_input(X)
         p = self._instance_proba(Xs)
         if self.aggregation == "geometric":
             pc = np.clip(p, _CLIP, 1 - _CLIP)

@@ -1,9 +1,9 @@
 """Bag data model: stacked float32 instances, bag offsets, labels, views and graphs.
 
 Every estimator in milbench accepts either a :class:`Bags` container or a plain list of
-2-D arrays (one per bag) with labels in 0/1 or ±1.  :func:`check_bags` turns either into
-the list form estimators work on; :func:`stack` turns a list back into one matrix plus
-offsets so hot paths can use vectorised segment reductions instead of Python loops.
+2-D arrays (one per bag) with labels in 0/1 or ±1.  :func:`check_bags` validates either and
+returns one stacked matrix plus bag offsets, the form estimators work on (vectorised segment
+reductions instead of Python loops); :func:`unstack` gives per-bag views of it.
 """
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ class Bags:
         return np.repeat(np.arange(len(self)), self.sizes)
 
     def as_list(self):
-        return np.split(self.instances, self.offsets[1:-1])
+        return unstack(self.instances, self.offsets)
 
     def subset(self, idx):
         """Bags ``idx`` (integer positions or boolean mask), in that order."""
@@ -153,36 +153,49 @@ def labels_to_01(y):
 
 
 def check_bags(X, y=None, *, require_both_classes=True, dtype=np.float64):
-    """Validate MIL input and return ``(list_of_bags, y01, classes_)`` (y parts None if y is None).
+    """Validate MIL input once and return it stacked: ``(instances, offsets, y01, classes_)``.
 
-    Raises BagError for an empty bag, non-finite values, mismatched feature counts,
-    bag/label count mismatch, or (when fitting) a single class.
+    ``X`` is a :class:`Bags` container or a list of (n_i, d) arrays (a 1-D array is one
+    instance); ``instances`` is the (N, d) matrix of every bag's rows in order, as ``dtype``
+    (a Bags container's matrix is converted once, never split), ``offsets`` its (n_bags + 1,)
+    bag boundaries; the y parts are None when y is None.  ``dtype=None`` returns a Bags
+    container's matrix as it is stored (float32, uncopied) and a list's as float64, for methods
+    that convert in blocks themselves.  Raises BagError for an empty bag, non-finite values,
+    mismatched feature counts, bag/label count mismatch, or (when fitting) a single class.
     """
     if isinstance(X, Bags):
-        bags = [b.astype(dtype, copy=False) for b in X.as_list()]
+        Xs, offsets = X.instances, X.offsets
+        if dtype is not None:
+            Xs = Xs.astype(dtype, copy=False)
     else:
         if len(X) == 0:
             raise BagError("no bags given")
-        bags = [np.asarray(b, dtype=dtype) for b in X]
+        bags = [np.asarray(b, dtype=dtype or np.float64) for b in X]
         bags = [b.reshape(1, -1) if b.ndim == 1 else b for b in bags]
-    d = bags[0].shape[1]
-    for i, b in enumerate(bags):
-        if b.ndim != 2 or b.shape[1] != d:
-            raise BagError(f"bag {i} has shape {b.shape}; expected (n_instances, {d})")
-        if b.shape[0] == 0:
-            raise BagError(f"bag {i} has no instances")
-    Xs = np.concatenate(bags)
+        d = bags[0].shape[1]
+        for i, b in enumerate(bags):
+            if b.ndim != 2 or b.shape[1] != d:
+                raise BagError(f"bag {i} has shape {b.shape}; expected (n_instances, {d})")
+            if b.shape[0] == 0:
+                raise BagError(f"bag {i} has no instances")
+        Xs = np.concatenate(bags)
+        offsets = np.concatenate([[0], np.cumsum([len(b) for b in bags])]).astype(np.int64)
     if not np.isfinite(Xs).all():
         bad = int(np.flatnonzero(~np.isfinite(Xs).all(axis=1))[0])
         raise BagError(f"non-finite feature value (NaN or inf) in instance row {bad}")
     if y is None:
-        return bags, None, None
-    if len(y) != len(bags):
-        raise BagError(f"{len(bags)} bags but {len(y)} labels")
+        return Xs, offsets, None, None
+    if len(y) != len(offsets) - 1:
+        raise BagError(f"{len(offsets) - 1} bags but {len(y)} labels")
     y01, classes = labels_to_01(y)
     if require_both_classes and len(classes) < 2:
         raise BagError(f"training data has a single class {classes.tolist()}; need both")
-    return bags, y01, classes
+    return Xs, offsets, y01, classes
+
+
+def unstack(X, offsets):
+    """(N, d) stacked instances and their bag offsets -> list of per-bag row views (no copy)."""
+    return np.split(X, offsets[1:-1])
 
 
 def validate(bags: Bags):

@@ -35,14 +35,7 @@ import pandas as pd
 from milbench.data.bags import check_bags
 from milbench.preprocessing import BagScaler
 from milbench.registry import make, resolve
-from milbench.selectors.stage_store import (
-    canonical,
-    data_fingerprint,
-    is_int,
-    selector_key,
-    stage_rule,
-)
-from milbench.selectors.view_baselines import ViewSelector
+from milbench.selectors.stage_store import canonical, is_int, stage_rule, stamped_stage
 
 RESERVED = ("name", "tune")
 SHAPE = "__shape"   # Parquet column suffix: shape of a non-1-D array
@@ -133,13 +126,10 @@ def fit_stage(train_bags, y, selector_spec, random_state=None, views=None):
     if "views" in params and params["views"] is None:
         params["views"] = views
     sel = make("selector", {"name": name, **params})
-    bags, y01, _ = check_bags(train_bags, y)
-    if isinstance(sel, ViewSelector):
-        sel._resolve_views(train_bags, bags[0].shape[1])
-    state = {k: np.asarray(v) for k, v in sel._stage_state(bags, y01).items()}
-    state["_fingerprint"] = np.array(data_fingerprint(bags, y01))
-    state["_key"] = np.array(selector_key(sel))
-    return state
+    X, offsets, y01, _ = check_bags(train_bags, y)
+    if rule.views:
+        sel.resolve_views(train_bags, X.shape[1])
+    return stamped_stage(sel, X, offsets, y01)
 
 
 def scale_bags(bags, scale):

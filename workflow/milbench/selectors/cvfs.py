@@ -51,7 +51,6 @@ import numpy as np
 from sklearn.utils._param_validation import Interval
 
 from milbench.base import COUNT, FRACTION_OR_COUNT, n_from_fraction, warn_cap
-from milbench.data.bags import stack
 from milbench.selectors.stage_store import StageRule, StageStore
 from milbench.selectors.view_baselines import VIEW_CONSTRAINTS, ViewSelector, minmax_scale
 
@@ -169,25 +168,24 @@ class CVFS(ViewSelector):
         self.views = views
         self.stages = stages
 
-    def _stage_state(self, bags, y, ranges=None):
+    def stage_state(self, X, offsets, y, ranges=None):
         """Fold stage (see :mod:`~milbench.selectors.stage_store`): φ(s) of every view (default:
-        all views), computed per view (representatives are found per view); m, r, max_iter,
-        view act downstream."""
-        X, offsets = stack(bags)
+        all views; :meth:`resolve_views` first), computed per view (representatives are found
+        per view); m, r, max_iter, view act downstream."""
         X = minmax_scale(X)
         phi = np.zeros(self.n_features_in_)
         for a, b in (self.view_ranges_ if ranges is None else ranges):
             phi[a:b] = feature_scores(X[:, a:b], offsets, y)
         return {"scores": phi}
 
-    def _fit(self, bags, y):
+    def _fit(self, X, offsets, y):
         r = float(self.r)
         allowed = self._restricted_views()
         names = [self.view_names_[k] for k in allowed]
         ranges = [self.view_ranges_[k] for k in allowed]
-        state = None if self.stages is None else self.stages.lookup(self, bags, y)
+        state = None if self.stages is None else self.stages.lookup(self, X, offsets, y)
         if state is None:
-            state = self._stage_state(bags, y, ranges)
+            state = self.stage_state(X, offsets, y, ranges)
         phi = np.zeros(self.n_features_in_)
         for a, b in ranges:
             phi[a:b] = state["scores"][a:b]

@@ -79,7 +79,6 @@ from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval
 
 from milbench.base import COUNT, PROBABILITY, FeatureSubsetTransformer, options, validate_params
-from milbench.data.bags import stack
 from milbench.registry import make
 from milbench.selectors.relieff import ReliefFMI
 from milbench.selectors.stage_store import StageRule, StageStore
@@ -441,22 +440,22 @@ class HyDRMI(FeatureSubsetTransformer):
     def _stage_random_state(self):
         return int(self._seeds()[1])
 
-    def _stage_state(self, bags, y):
-        return self._relieff(self._stage_random_state())._stage_state(bags, y)
+    def stage_state(self, X, offsets, y):
+        """Fold stage (see :mod:`~milbench.selectors.stage_store`): the ReliefF-MI weighting,
+        which does not depend on the classifier."""
+        return self._relieff(self._stage_random_state()).stage_state(X, offsets, y)
 
-    def _fit(self, bags, y):
+    def _fit(self, X, offsets, y):
         seeds = self._seeds()
         clf = self._make_classifier(int(seeds[0]))
         self.relieff_ = self._relieff(int(seeds[1]))
         # a fold stage of the ReliefF-MI step
-        state = None if self.stages is None else self.stages.lookup(self, bags, y)
+        state = None if self.stages is None else self.stages.lookup(self, X, offsets, y)
         if state is None:
-            self.relieff_.fit(bags, y)
-        else:
-            self.relieff_.n_features_in_ = bags[0].shape[1]
-            self.relieff_._fit_stage_state(state)
+            state = self.relieff_.stage_state(X, offsets, y)
+        self.relieff_.n_features_in_ = X.shape[1]
+        self.relieff_.fit_stage_state(state)
         filt = np.asarray(self.relieff_.support_)
-        X, offsets = stack(bags)
         Xf = np.ascontiguousarray(np.asarray(X, dtype=float)[:, filt])
         y = np.asarray(y).astype(int)
         if self.fitness == "train":      # resubstitution: fit and score on all training bags

@@ -13,5 +13,5 @@ class NoSelection(FeatureSubsetTransformer):
 
     _parameter_constraints = {}
 
-    def _fit(self, bags, y):
-        self.support_ = np.arange(bags[0].shape[1])
+    def _fit(self, X, offsets, y):
+        self.support_ = np.arange(X.shape[1])

@@ -12,7 +12,6 @@ import numpy as np
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
 from milbench.base import NON_NEGATIVE, PROBABILITY, MILTransformer, options
-from milbench.data.bags import stack
 from milbench.selectors.stage_store import (
     StageRule,
     StageStore,
@@ -43,10 +42,9 @@ class BagLDA(MILTransformer):
         self.tol = tol
         self.stages = stages
 
-    def _stage_state(self, bags, y01):
+    def stage_state(self, X, offsets, y01):
         """Fold stage (see :mod:`~milbench.selectors.stage_store`): the fitted discriminant's
         attributes."""
-        X, offsets = stack(bags)
         yi = np.repeat(y01, np.diff(offsets))
         lda = self._make_lda()
         with warnings.catch_warnings():  # constant columns (87 in the Corel sets) are expected
@@ -58,10 +56,10 @@ class BagLDA(MILTransformer):
         return LinearDiscriminantAnalysis(solver=self.solver, shrinkage=self.shrinkage,
                                           tol=self.tol, n_components=1)
 
-    def _fit(self, bags, y01):
-        state = None if self.stages is None else self.stages.lookup(self, bags, y01)
+    def _fit(self, X, offsets, y01):
+        state = None if self.stages is None else self.stages.lookup(self, X, offsets, y01)
         if state is None:
-            state = self._stage_state(bags, y01)
+            state = self.stage_state(X, offsets, y01)
         self.lda_ = unpack_attributes(self._make_lda(), state, "lda.")
         self.n_components_ = 1
         self.diagnostics_ = {"n_components": 1}

@@ -96,7 +96,7 @@ from milbench.base import (
     options,
     warn_cap,
 )
-from milbench.data.bags import check_bags, segment_softmax_weights, stack
+from milbench.data.bags import check_bags, segment_softmax_weights, unstack
 from milbench.utils.cache import LRUCache, ReusesFits, fit_key
 from milbench.utils.hashing import array_digest
 from milbench.utils.lbfgsb import lbfgsb
@@ -343,9 +343,8 @@ class MIDR(ReusesFits, MILTransformer):
         return v, b
 
     # -- fit --------------------------------------------------------------------------------
-    def _fit(self, bags, y01):
+    def _fit(self, X, offsets, y01):
         t0 = time.perf_counter()
-        X, offsets = stack(bags)
         y = y01.astype(float)
         D = X.shape[1]
         d = n_from_fraction(self.dims, D)
@@ -478,7 +477,7 @@ def loss_grid(X, y, C1_values, C2_values, **midr_params):
     Returns a pandas DataFrame with columns C1, C2, orthonormality_loss, sparsity_loss,
     objective, iterations, seconds.
     """
-    bags, _, _ = check_bags(X, y)  # validate once; MIDR re-checks cheaply
+    bags = unstack(*check_bags(X, y)[:2])  # validate once; MIDR re-checks cheaply
     rows = []
     for C2 in C2_values:
         for C1 in C1_values:

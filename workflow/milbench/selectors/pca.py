@@ -50,8 +50,9 @@ class BagPCA(MILTransformer):
         self.random_state = random_state
         self.stages = stages
 
-    def _stage_state(self, bags, y):
-        X = np.concatenate(bags)
+    def stage_state(self, X, offsets, y):
+        """Fold stage (see :mod:`~milbench.selectors.stage_store`): the full SVD of the stacked
+        instances."""
         full = PCA(svd_solver="full").fit(X)
         return {"mean": full.mean_, "components": full.components_,
                 "explained_variance": full.explained_variance_,
@@ -59,10 +60,10 @@ class BagPCA(MILTransformer):
                 "singular_values": full.singular_values_,
                 "n_samples": np.array([X.shape[0]], dtype=np.int64)}
 
-    def _fit(self, bags, y):
-        state = None if self.stages is None else self.stages.lookup(self, bags, y)
+    def _fit(self, X, offsets, y):
+        state = None if self.stages is None else self.stages.lookup(self, X, offsets, y)
         if state is None:
-            state = self._stage_state(bags, y)
+            state = self.stage_state(X, offsets, y)
         n, d = int(state["n_samples"][0]), len(state["mean"])
         k = min(n_from_fraction(self.dims, d), n)
         self.pca_ = truncated_pca(state, k, self.random_state)

@@ -248,12 +248,12 @@ def _adapted_kind(label_r, label_b):
 # ---------------------------------------------------------------------------------------------
 # ReliefF-MI weights (Listing 1)
 # ---------------------------------------------------------------------------------------------
-def relieff_mi_weights(bags, y, metric="adapted", k=80, m=180, instance_metric="manhattan",
+def relieff_mi_weights(X, offsets, y, metric="adapted", k=80, m=180, instance_metric="manhattan",
                        random_state=None, block_size=2 ** 21, return_details=False):
-    """Feature weights W of Listing 1 (see module docstring); vectorised over features."""
+    """Feature weights W of Listing 1 (see module docstring) of stacked bags (instances ``X``,
+    bag ``offsets``); vectorised over features."""
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
-    X, offsets = stack(bags)
     X = np.asarray(X, dtype=float)
     y = np.asarray(y).astype(int)
     n = len(y)
@@ -349,22 +349,27 @@ class ReliefFMI(FeatureSubsetTransformer):
         self.block_size = block_size
         self.stages = stages
 
-    def _fit(self, bags, y):
-        state = None if self.stages is None else self.stages.lookup(self, bags, y)
-        self._fit_stage_state(self._stage_state(bags, y) if state is None else state)
+    def _fit(self, X, offsets, y):
+        state = None if self.stages is None else self.stages.lookup(self, X, offsets, y)
+        self.fit_stage_state(self.stage_state(X, offsets, y) if state is None else state)
 
     # fold stage (served through a StageStore): W and the sampling diagnostics do not depend on percent
     def _stage_random_state(self):
         return self.random_state
 
-    def _stage_state(self, bags, y):
-        W, det = relieff_mi_weights(bags, y, self.metric, self.k, self.m, self.instance_metric,
-                                    self.random_state, self.block_size, return_details=True)
+    def stage_state(self, X, offsets, y):
+        """Fold stage (see :mod:`~milbench.selectors.stage_store`): W and the sampling
+        diagnostics, which do not depend on ``percent``."""
+        W, det = relieff_mi_weights(X, offsets, y, self.metric, self.k, self.m,
+                                    self.instance_metric, self.random_state, self.block_size,
+                                    return_details=True)
         return {"weights": W,
                 "sampling": np.array([len(det["sample"]), np.mean(det["k_hit"]),
                                       np.mean(det["k_miss"])], dtype=np.float64)}
 
-    def _fit_stage_state(self, state):
+    def fit_stage_state(self, state):
+        """Finish the fit from a stage state (:meth:`stage_state`): rank W and keep
+        ``percent``; ``n_features_in_`` must be set."""
         W, (m_used, k_hit, k_miss) = state["weights"], state["sampling"]
         d = len(W)
         order = np.argsort(-W, kind="stable")

@@ -3,9 +3,10 @@
 served to a fit from a :class:`StageStore` instead of being computed again.
 
 A selector class that has a stage declares it: ``_stage_rule`` (a :class:`StageRule`: which
-parameters act after the stage) and ``_stage_state(bags, y01)`` (the state, a
-``dict[str, np.ndarray]``), and takes a ``stages`` parameter (None, or a store).  Its ``_fit``
-asks ``self.stages.lookup(self, bags, y)`` for a state computed from *its own* stage
+parameters act after the stage) and ``stage_state(X, offsets, y01)`` (the state, a
+``dict[str, np.ndarray]``), and takes a ``stages`` parameter (None, or a store): the protocol
+:class:`~milbench.base.StagedSelector`, checked by :mod:`milbench.testing`.  Its ``_fit``
+asks ``self.stages.lookup(self, X, offsets, y)`` for a state computed from *its own* stage
 parameters on *this exact* training data and computes the state itself when there is none
 (inner-CV folds, other data), so a state can never serve other data or other stage
 parameters, and a served fit runs the same code as a normal one (identical results).  The
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from milbench.data.bags import check_bags, labels_to_01, stack
+from milbench.data.bags import labels_to_01
 
 FORMAT = 2              # bump when the meaning of a stored state or of a key changes
 STORE_PARAM = "stages"  # the selector parameter holding a StageStore: never a stage parameter
@@ -69,11 +70,10 @@ def is_int(v):
 # ---------------------------------------------------------------------------------------------
 # keys
 # ---------------------------------------------------------------------------------------------
-def data_fingerprint(bags, y=None):
-    """blake2b of the training data exactly as a selector sees it: float64 instances, bag
-    offsets and 0/1 labels (Bags or a list of arrays; ±1 labels are mapped to 0/1)."""
-    blist, _, _ = check_bags(bags)
-    X, offsets = stack(blist)
+def data_fingerprint(X, offsets, y=None):
+    """blake2b of the training data exactly as a selector sees it: the stacked float64
+    instances and bag offsets of :func:`~milbench.data.bags.check_bags` and the labels (±1
+    labels are mapped to 0/1)."""
     X = np.ascontiguousarray(X, dtype=np.float64)
     h = hashlib.blake2b(digest_size=32, person=b"milbench-stage")
     h.update(np.asarray(X.shape, dtype=np.int64).tobytes())
@@ -81,6 +81,16 @@ def data_fingerprint(bags, y=None):
     h.update(np.asarray(offsets, dtype=np.int64).tobytes())
     h.update(b"-" if y is None else labels_to_01(y)[0].astype(np.int8).tobytes())
     return h.hexdigest()
+
+
+def stamped_stage(selector, X, offsets, y01):
+    """``selector.stage_state`` on stacked training data (:class:`~milbench.base.StagedSelector`;
+    views resolved first where the rule says so), stamped with what it was computed from
+    (``_fingerprint``, ``_key``): a state a :class:`StageStore` serves."""
+    state = {k: np.asarray(v) for k, v in selector.stage_state(X, offsets, y01).items()}
+    state["_fingerprint"] = np.array(data_fingerprint(X, offsets, y01))
+    state["_key"] = np.array(selector_key(selector))
+    return state
 
 
 def selector_key(selector):
@@ -166,15 +176,16 @@ class StageStore:
     def __len__(self):
         return len(self._states)
 
-    def lookup(self, selector, bags, y):
+    def lookup(self, selector, X, offsets, y):
         """A copy of the stored state matching this selector's own stage parameters and this
-        exact training data, or None (then the selector computes it)."""
+        exact training data (stacked instances ``X``, bag ``offsets``, labels ``y``), or None
+        (then the selector computes it)."""
         if not self._states:
             return None
         key = selector_key(selector)
         if key is None:
             return None
-        entry = (data_fingerprint(bags, y), key)
+        entry = (data_fingerprint(X, offsets, y), key)
         with self._lock:
             state = self._states.get(entry)
             if state is None:

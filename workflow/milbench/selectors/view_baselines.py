@@ -48,7 +48,7 @@ from milbench.base import (
     options,
     validate_params,
 )
-from milbench.data.bags import Bags, check_bags, resolve_views, segment_reduce, stack
+from milbench.data.bags import Bags, check_bags, resolve_views, segment_reduce
 from milbench.selectors.stage_store import StageRule, StageStore
 
 STRATEGIES = ("I", "II", "III")
@@ -86,20 +86,24 @@ def minmax_scale(X):
 
 
 class ViewSelector(FeatureSubsetTransformer):
-    """Base for view-aware selectors: subclasses implement ``_fit(bags, y01)`` and set
+    """Base for view-aware selectors: subclasses implement ``_fit(X, offsets, y01)`` and set
     ``support_`` (ranked global column indices); views are resolved before ``_fit``."""
 
     def fit(self, X, y=None):
         validate_params(self)
-        bags, y01, classes = check_bags(X, y)
-        self._resolve_views(X, bags[0].shape[1])
+        Xs, offsets, y01, classes = check_bags(X, y)
+        self.resolve_views(X, Xs.shape[1])
         self.classes_ = classes
-        self._fit(bags, y01)
+        self._fit(Xs, offsets, y01)
         self._set_output()
         return self
 
-    def _resolve_views(self, X, n_features):
-        """Set ``n_features_in_``, ``view_names_`` and ``view_ranges_`` for input ``X``."""
+    def resolve_views(self, X, n_features):
+        """Set ``n_features_in_``, ``view_names_`` and ``view_ranges_`` for input ``X`` (a Bags
+        container's named views, else the ``views`` parameter, else one view): the part of
+        ``fit`` that reads the container rather than its stacked instances.  ``fit`` calls it
+        first; so does the experiment before a stage that depends on the views
+        (:class:`~milbench.base.StagedSelector`)."""
         self.n_features_in_ = n_features
         self.view_names_, self.view_ranges_ = resolve_views(X, getattr(self, "views", None),
                                                             n_features)
@@ -192,27 +196,25 @@ def bag_statistic(X, offsets, statistic="max"):
     raise ValueError(f"bag_statistic must be max | min | mean, got {statistic!r}")
 
 
-def bag_information_gain(bags, y, statistic="max"):
-    """[big] score per feature (module docstring)."""
-    X, offsets = stack(bags)
+def bag_information_gain(X, offsets, y, statistic="max"):
+    """[big] score per feature of stacked bags (module docstring)."""
     return best_split_information_gain(bag_statistic(X, offsets, statistic), y)
 
 
-def instance_information_gain(bags, y):
-    """[iig] score per feature: instances inherit their bag's label."""
-    X, offsets = stack(bags)
+def instance_information_gain(X, offsets, y):
+    """[iig] score per feature of stacked bags: instances inherit their bag's label."""
     return best_split_information_gain(X, np.repeat(y, np.diff(offsets)))
 
 
-def pairwise_bag_reliability(bags, y, buffer_elems=1 << 22):
-    """[fs] score per feature: mean over (positive, negative) bag pairs of the directed 1-D
-    Hausdorff distance from the positive bag to the negative bag, minus the mean over pairs of
-    distinct negative bags of their symmetric 1-D Hausdorff distance (min-max scaled).
+def pairwise_bag_reliability(X, offsets, y, buffer_elems=1 << 22):
+    """[fs] score per feature of stacked bags: mean over (positive, negative) bag pairs of the
+    directed 1-D Hausdorff distance from the positive bag to the negative bag, minus the mean
+    over pairs of distinct negative bags of their symmetric 1-D Hausdorff distance (min-max
+    scaled).
 
     Cost Θ(N_instances · N_negative_instances · d) — every bag pair is compared feature by
     feature; features are processed in chunks through one preallocated float32 buffer of about
     ``buffer_elems`` elements."""
-    X, offsets = stack(bags)
     X = minmax_scale(X).astype(np.float32)
     sizes = np.diff(offsets)
     neg = np.flatnonzero(y == 0)
@@ -246,7 +248,7 @@ def pairwise_bag_reliability(bags, y, buffer_elems=1 << 22):
 # selectors
 # --------------------------------------------------------------------------------------------
 class _ScoreViewSelector(ViewSelector):
-    """Rank features by ``self._scores(bags, y)`` and allocate ``m`` by ``strategy``."""
+    """Rank features by ``self._scores(X, offsets, y)`` and allocate ``m`` by ``strategy``."""
 
     _stage_rule = StageRule(downstream=("m", "strategy", "view", "views"))
 
@@ -274,14 +276,14 @@ class _ScoreViewSelector(ViewSelector):
         sel = np.concatenate(parts)
         return sel[np.argsort(-scores[sel], kind="stable")]
 
-    def _stage_state(self, bags, y):
+    def stage_state(self, X, offsets, y):
         """Fold stage (see :mod:`~milbench.selectors.stage_store`): scores of all columns,
         whatever m / strategy / views."""
-        return {"scores": np.asarray(self._scores(bags, y), float)}
+        return {"scores": np.asarray(self._scores(X, offsets, y), float)}
 
-    def _fit(self, bags, y):
-        state = None if self.stages is None else self.stages.lookup(self, bags, y)
-        self.scores_ = (self._stage_state(bags, y) if state is None else state)["scores"]
+    def _fit(self, X, offsets, y):
+        state = None if self.stages is None else self.stages.lookup(self, X, offsets, y)
+        self.scores_ = (self.stage_state(X, offsets, y) if state is None else state)["scores"]
         self.support_ = self._allocate(self.scores_)
         self.diagnostics_ = {f"n_selected_{n}": 0 for n in self.view_names_}
         owner = self._view_of()
@@ -306,8 +308,8 @@ class BagInfoGain(_ScoreViewSelector):
         self.views = views
         self.stages = stages
 
-    def _scores(self, bags, y):
-        return bag_information_gain(bags, y, self.bag_statistic)
+    def _scores(self, X, offsets, y):
+        return bag_information_gain(X, offsets, y, self.bag_statistic)
 
 
 class InstanceInfoGain(_ScoreViewSelector):
@@ -320,8 +322,8 @@ class InstanceInfoGain(_ScoreViewSelector):
         self.views = views
         self.stages = stages
 
-    def _scores(self, bags, y):
-        return instance_information_gain(bags, y)
+    def _scores(self, X, offsets, y):
+        return instance_information_gain(X, offsets, y)
 
 
 class PairwiseBagReliability(_ScoreViewSelector):
@@ -334,5 +336,5 @@ class PairwiseBagReliability(_ScoreViewSelector):
         self.views = views
         self.stages = stages
 
-    def _scores(self, bags, y):
-        return pairwise_bag_reliability(bags, y)
+    def _scores(self, X, offsets, y):
+        return pairwise_bag_reliability(X, offsets, y)
