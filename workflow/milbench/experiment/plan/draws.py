@@ -71,11 +71,12 @@ def selector_fit_slot(selector):
 
 
 def tuned_groups(method, points, rng, first=True):
-    """What a tuned draw fits (:func:`~milbench.experiment.plan.measure.draw_tuned`), as a dict: ``groups``, the grid points
-    it times in groups; ``n_groups``, the groups of the whole grid fitted afresh; ``n_fixed``,
-    the leading groups that stand for themselves in the estimate; ``n_shared``, the groups
-    served by another's fit; and ``shared_group``, one of those, timed right after the group
-    ``shared_after`` whose fit serves it (None when nothing is shared).
+    """What a tuned draw fits (:func:`~milbench.experiment.plan.measure.draw_tuned`), as a
+    dict: ``groups``, the grid points it times in groups; ``n_groups``, the groups of the whole
+    grid fitted afresh; ``n_fixed``, the leading groups that stand for themselves in the
+    estimate; ``n_shared``, the groups served by another's fit; and ``shared_group``, one of
+    those, timed right after the group ``shared_after`` whose fit serves it (None when nothing
+    is shared).
 
     When the inner CV fits each selector setting once for all classifier settings
     (``shares_selector_fits``: the pipeline's joblib cache, or the selector's own in-process
