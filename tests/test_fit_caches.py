@@ -230,10 +230,10 @@ def test_the_runner_reuses_within_a_cell_and_clears_between_cells():
 
 
 def test_the_planner_draws_with_reuse_on(monkeypatch):
-    from milbench.experiment import plan as P
-    monkeypatch.setattr(P, "threadpool_limits", lambda n: None)
-    monkeypatch.setattr(P, "_warm_up", lambda ctx, task: None)
-    monkeypatch.setattr(P, "_draw_untuned", lambda ctx, task: {"reusing": reusing()})
+    from milbench.experiment.plan import sandbox
+    monkeypatch.setattr(sandbox, "threadpool_limits", lambda n: None)
+    monkeypatch.setattr(sandbox, "warm_up", lambda ctx, task: None)
+    monkeypatch.setattr(sandbox, "draw_untuned", lambda ctx, task: {"reusing": reusing()})
     recv, send = mp.Pipe(duplex=False)
-    P._child(send, {}, {"kind": "untuned"})
+    sandbox._child(send, {}, {"kind": "untuned"})
     assert recv.recv() == {"reusing": True} and not reusing()

@@ -328,6 +328,54 @@ def test_fast_path_not_inherited_by_overriding_subclass_or_shared_random_state()
     assert isinstance(fitness_evaluator(shared, X, offsets, y, folds), RefitEvaluator)
 
 
+def test_fit_searches_its_fitness_problem():
+    """``fitness_problem`` and ``genetic_runs`` are what ``fit`` runs (the planner counts and
+    times HyDR-MI through them): the same GA runs on the problem give the fitted seeds' subsets,
+    fitness and evaluations."""
+    bags, y = make_synthetic(n_bags=40, witness=0.5, seed=4)
+    kw = dict(classifier=MISimple(estimator="tree"), random_state=0, **SMALL)
+    fitted = HyDRMI(**kw).fit(bags, y)
+    hydr = HyDRMI(**kw)
+    problem = hydr.fitness_problem(bags, y)
+    assert problem.n_genes == len(fitted.filter_support_) == problem.X.shape[1]
+    np.testing.assert_array_equal(problem.filter, fitted.filter_support_)
+    assert not isinstance(problem.evaluator, RefitEvaluator)          # MI-Simple's fast path
+    fitness = problem.fitness()
+    runs = hydr.genetic_runs(fitness, problem)
+    for run, subset in zip(runs, fitted.seed_subsets_):
+        np.testing.assert_array_equal(problem.filter[run.best], subset)
+    np.testing.assert_array_equal([r.best_fitness for r in runs], fitted.seed_fitness_)
+    assert fitness.n_evaluations == fitted.n_evaluations_
+    # a filter fitted beforehand (the planner's, shared by draws) gives the same problem
+    again = hydr.fitness_problem(bags, y, relieff=hydr.fit_filter(bags, y))
+    np.testing.assert_array_equal(again.X, problem.X)
+    assert [v.tolist() for _, v in again.folds] == [v.tolist() for _, v in problem.folds]
+
+
+def test_subset_fitness_protocols_are_structural_and_not_inherited_past_a_new_fit():
+    """A classifier offers a fast or warm subset fitness by implementing the protocol's method
+    (no base class); a subclass that overrides the fit / predict path does not inherit it, one
+    that only adds a parameter default does."""
+    from milbench.classifiers.diverse_density import EMDD
+    from milbench.selectors.fitness import SubsetFitness, WarmSubsetFitness, offered
+
+    class Duck:                                 # any object with the method
+        def fitness_evaluator(self, X, offsets, y, folds):
+            return "evaluator"
+
+    class Plain(MISimple):                      # the fit path untouched
+        pass
+
+    assert offered(Duck(), SubsetFitness)(None, None, None, None) == "evaluator"
+    assert offered(Duck(), WarmSubsetFitness) is None
+    assert isinstance(MISimple(), SubsetFitness) and not isinstance(MISimple(), WarmSubsetFitness)
+    assert isinstance(EMDD(), WarmSubsetFitness) and not isinstance(EMDD(), SubsetFitness)
+    assert offered(Plain(estimator="tree"), SubsetFitness) is not None
+    assert offered(RecordingMISimple(estimator="tree"), SubsetFitness) is None
+    with pytest.raises(ValueError, match="statistic"):                  # checked as a fit would
+        offered(MISimple(statistic="nope"), SubsetFitness)
+
+
 def test_fitness_train_scores_the_training_bags():
     """fitness="train": one fit on all training bags scored on the same bags -- an unpruned tree
     separates distinct bag vectors, so every non-empty subset with distinct statistics scores 1,

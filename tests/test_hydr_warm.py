@@ -1,4 +1,4 @@
-"""HyDR-MI warm starts (``warm_start``): the DD family's (EM-DD, MIDD, MDD) and MILR's
+"""HyDR-MI warm starts: the DD family's (EM-DD, MIDD, MDD) and MILR's
 warm-started subset fitness -- cold fits equal the reference refit, warm-start sources come
 only from earlier generations of the same run, the selection is deterministic (also with
 parallel scoring), and the default stays the paper's."""

@@ -16,6 +16,7 @@ from milbench.data.folds import fold_keys, make_folds
 from milbench.experiment import plan as P
 from milbench.experiment.config import with_defaults
 from milbench.experiment.grid import expand_methods
+from milbench.experiment.plan.measure import draw_tuned
 from milbench.testing import toy_bags
 
 from conftest import tiny_config
@@ -152,6 +153,9 @@ def test_design_is_stratified_and_deterministic():
 
 
 def test_ga_evaluations_surrogate_counts_distinct_chromosomes():
+    """The surrogate is a nearest class centroid of the bag means; the count runs HyDR-MI's
+    own GA on HyDR-MI's own problem (its filter, inner folds and seeds): deterministic, and the
+    distinct chromosomes the GA asked for, as a recording of its fitness calls shows."""
     from milbench.data.bags import stack
     from milbench.selectors.hydr import HyDRMI, _inner_folds
 
@@ -159,17 +163,36 @@ def test_ga_evaluations_surrogate_counts_distinct_chromosomes():
     X, offsets = stack(bags)
     y = np.asarray(y).astype(int)
     folds = _inner_folds(y, 3, 0)
-    sur = P._Surrogate(np.asarray(X, float), offsets, y, folds)
+    sur = P.Surrogate(np.asarray(X, float), offsets, y, folds)
     cols = np.array([0, 3, 5])
     means = np.array([b.mean(0) for b in bags])[:, cols]     # brute-force nearest centroid
     ref = np.concatenate([np.linalg.norm(means[va] - means[tr][y[tr] == 1].mean(0), axis=1)
                           < np.linalg.norm(means[va] - means[tr][y[tr] == 0].mean(0), axis=1)
                           for tr, va in folds])
     np.testing.assert_array_equal(sur.predict(cols), ref)
-    hydr = HyDRMI(population_size=10, n_generations=4, n_seeds=2, random_state=0)
-    n = P.ga_evaluations(hydr, np.asarray(X, float), offsets, y, folds)
-    assert n == P.ga_evaluations(hydr, np.asarray(X, float), offsets, y, folds)
+    hydr = HyDRMI(population_size=10, n_generations=4, n_seeds=2, random_state=0, k=5, m=10)
+    problem = hydr.fitness_problem(bags, y)
+    n, chromosomes = P.ga_evaluations(hydr, problem, n_sample=1000)
+    assert n == P.ga_evaluations(hydr, problem)
     assert 10 < n <= 2 * 10 * 5                      # seeds x population x (generations + 1)
+
+    class Asked:                                     # every chromosome the GA scores
+        def __init__(self):
+            self.keys = set()
+            self.fitness = problem.fitness(P.Surrogate(problem.X, problem.offsets, problem.y,
+                                                       problem.folds))
+
+        def new_run(self):
+            self.fitness.new_run()
+
+        def __call__(self, pop):
+            self.keys.update(np.packbits(c).tobytes() for c in pop)
+            return self.fitness(pop)
+
+    asked = Asked()
+    hydr.genetic_runs(asked, problem)
+    assert n == len(asked.keys) == len(chromosomes)
+    assert {np.packbits(c).tobytes() for c in chromosomes} == asked.keys
 
 
 def sleepy_config(tmp_path, wait, burn, grid=False):
@@ -209,7 +232,7 @@ def test_tuned_draw_times_grid_points_on_the_inner_fold(tmp_path):
 def test_a_transductive_draw_counts_the_work_its_inner_folds_share(tmp_path):
     """Every inner fold and the refit of a transductive cell fit the same pages: a classifier
     that does its work once per page set (LC-MF's factorisation) costs it once a cell, not once
-    per inner fold (K x the first fold until 2026-11-28)."""
+    per inner fold (K x the first fold)."""
     cfg_path = sleepy_config(tmp_path, wait=0.0, burn=0.3, grid=True)
     cfg = yaml.safe_load(cfg_path.read_text())
     cfg["experiments"]["tiny"]["classifiers"][0]["name"] = "sleepy:Pages"
@@ -321,7 +344,7 @@ def test_tuned_groups_count_midr_fits_as_its_inner_cv_solves_them(monkeypatch, s
             **P.tuned_groups(method, 0, np.random.default_rng(0), first=False)}
     solves.clear()
     FIT_CACHE.clear()
-    out = P._draw_tuned(ctx, task)
+    out = draw_tuned(ctx, task)
     assert len(solves) == len(task["groups"]) + 1                  # + the refit
     n_c = 2 if clf_tune else 1                                       # points a group
     assert out["points_done"] == n_c * len(task["groups"]) == n_c * n_fresh

@@ -177,7 +177,7 @@ def test_preflight_cuts_threads_then_checks_memory_and_time():
 def test_plan_command_runs_the_preflight(monkeypatch, capsys):
     """`python -m milbench.experiment.plan <config> --partition short` stops (exit 2) on the
     embedded default config, naming the experiment, the MaxTime and the key."""
-    from milbench.experiment import plan
+    from milbench.experiment.plan import cli as plan
     from conftest import REPO
     short = partition_limits("short", parse_partitions(SCONTROL), parse_nodes(SINFO))
     monkeypatch.setattr(plan, "query_partition", lambda name: (short, None))

@@ -27,6 +27,8 @@ def main():
     from milbench.data.folds import make_folds
     from milbench.experiment import plan as P
     from milbench.experiment.config import load_config, method_settings
+    from milbench.experiment.grid import label
+    from milbench.experiment.plan.measure import warm_up
     from milbench.experiment.runner import run_cell
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -68,12 +70,12 @@ def main():
             draws[points].append((task, r))
 
     first_task = draws[a.points[0]][0][0]
-    P._warm_up(ctx, first_task)     # the first call's imports, untimed, as in a draw's child
+    warm_up(ctx, first_task)     # the first call's imports, untimed, as in a draw's child
     t = time.process_time()
     run_cell(bags, folds, m, settings, experiment=a.experiment, dataset=a.dataset,
              repeat=a.cell[0], fold=a.cell[1])
     cell = time.process_time() - t
-    name = f"{P.label(m['selector'])} + {P.label(m['classifier'])}"
+    name = f"{label(m['selector'])} + {label(m['classifier'])}"
     print(f"{a.experiment}/{a.dataset} {name}, cell r{a.cell[0]}_f{a.cell[1]}: {cell:.1f} s CPU "
           "(run_cell)")
     for points, runs in draws.items():

@@ -87,7 +87,8 @@ class CitationKNN(MILClassifier):
         return np.where(total > 0, (p - n) / np.maximum(total, 1), 0.0)
 
     def fitness_evaluator(self, X, offsets, y, folds):
-        """Fast feature-subset scoring for HyDR-MI: the same predictions as refitting
+        """Fast feature-subset scoring for HyDR-MI
+        (:class:`~milbench.selectors.fitness.SubsetFitness`): the same predictions as refitting
         ``clone(self)`` on each fold's bags restricted to the subset (:class:`SubsetHausdorff`)."""
         return SubsetHausdorff(self, X, offsets, y, folds)
 

@@ -375,8 +375,9 @@ class _GlobalDD(_DDBase):
         return A[best], Bo[best], self._log_threshold(scores, fold.y_train)
 
     def warm_fitness_evaluator(self, X, offsets, y, folds, restarts=2):
-        """HyDR-MI's warm-started subset fitness: a :class:`WarmDD` on the inner
-        ``folds``; None when ``random_state`` is neither None nor an int (shared state)."""
+        """HyDR-MI's warm-started subset fitness
+        (:class:`~milbench.selectors.fitness.WarmSubsetFitness`): a :class:`WarmDD` on the
+        inner ``folds``; None when ``random_state`` is neither None nor an int (shared state)."""
         return warm_dd(self, X, offsets, y, folds, restarts)
 
     def _fit(self, X, offsets, y01):
@@ -612,8 +613,9 @@ class EMDD(_DDBase):
         return A[best], Bo[best], float(thr[best])
 
     def warm_fitness_evaluator(self, X, offsets, y, folds, restarts=2):
-        """HyDR-MI's warm-started subset fitness: a :class:`WarmDD` on the inner
-        ``folds``; None when ``random_state`` is neither None nor an int (shared state)."""
+        """HyDR-MI's warm-started subset fitness
+        (:class:`~milbench.selectors.fitness.WarmSubsetFitness`): a :class:`WarmDD` on the
+        inner ``folds``; None when ``random_state`` is neither None nor an int (shared state)."""
         return warm_dd(self, X, offsets, y, folds, restarts)
 
 

@@ -209,8 +209,9 @@ class MILR(ReusesFits, MILClassifier):
         return np.column_stack([1 - P, P])
 
     def warm_fitness_evaluator(self, X, offsets, y, folds, restarts=0):
-        """HyDR-MI's warm-started subset fitness: :class:`WarmMILR` on the inner
-        ``folds`` (one start: ``restarts`` is not used)."""
+        """HyDR-MI's warm-started subset fitness
+        (:class:`~milbench.selectors.fitness.WarmSubsetFitness`): :class:`WarmMILR` on the
+        inner ``folds`` (one start: ``restarts`` is not used)."""
         return WarmMILR(self, X, offsets, y, folds)
 
 

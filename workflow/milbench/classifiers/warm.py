@@ -1,5 +1,8 @@
 """Warm starts for the subset fitness of HyDR-MI (Zafra et al. 2013): a model fitted on one
-feature subset restricted to another subset's features."""
+feature subset restricted to another subset's features.  The warm evaluators that use it
+(:class:`~milbench.classifiers.diverse_density.WarmDD`, :class:`~milbench.classifiers.milr.WarmMILR`)
+sit beside their classifiers, whose internals they call, and are offered to HyDR-MI through
+:class:`~milbench.selectors.fitness.WarmSubsetFitness`."""
 from __future__ import annotations
 
 import numpy as np

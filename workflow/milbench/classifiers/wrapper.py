@@ -148,8 +148,10 @@ class MIWrapper(WeightedMILClassifier):
         return p - 0.5
 
     def fitness_evaluator(self, X, offsets, y, folds):
-        """Fast feature-subset scoring for HyDR-MI (same predictions as refitting ``clone(self)``
-        on each fold's bags restricted to the subset); None when it cannot be exact."""
+        """Fast feature-subset scoring for HyDR-MI
+        (:class:`~milbench.selectors.fitness.SubsetFitness`: the same predictions as refitting
+        ``clone(self)`` on each fold's bags restricted to the subset); None when it cannot be
+        exact."""
         est = make_estimator(self.estimator, self.estimator_params, self.random_state)
         return SubsetInstances(est, X, offsets, y, folds, self.weighting, self.aggregation) \
             if reusable(est) else None

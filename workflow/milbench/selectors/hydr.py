@@ -41,14 +41,16 @@ Readings of the paper / JCLEC and departures (documented choices):
   on each seed's subset and writes one scores row per seed, with a ``seed`` column, which the
   summaries average), while ``support_`` is the ``"best"`` subset; the GA runs (and their
   shared fitness cache) are the same as for the other two.
-* Fast path: a classifier may offer ``fitness_evaluator(X, offsets, y, folds)`` (MI-Simple,
+* Fast path: a classifier may offer ``fitness_evaluator(X, offsets, y, folds)``
+  (:class:`~milbench.selectors.fitness.SubsetFitness`; MI-Simple,
   MI-Wrapper, Citation-kNN), which precomputes per inner fold what every chromosome reuses and
   scores a subset by column selection (Citation-kNN: one bag-distance table per subset shared
   by the inner folds); its fitness equals the reference refit path's (:class:`RefitEvaluator`,
   ``fast_fitness=False``) for every chromosome (tested; Citation-kNN under ``fitness="train"``
   against the documented tie rule, which the reference's two tables break by rounding).
 * Warm starts (``warm_start=True``, off by default): an iterative classifier with a
-  ``warm_fitness_evaluator`` hook (EM-DD, MIDD, MDD, MILR) fits a new chromosome, on each inner
+  ``warm_fitness_evaluator`` (:class:`~milbench.selectors.fitness.WarmSubsetFitness`; EM-DD,
+  MIDD, MDD, MILR) fits a new chromosome, on each inner
   fold, from the model it kept for the closest chromosome (Hamming distance) met earlier in the
   same GA run -- restricted to the child's features, new features started from the data (the
   DD family: a positive instance's value, scale 1; MILR: weight 0) -- plus, for the DD family,
@@ -78,8 +80,10 @@ from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import HasMethods, Interval
 
-from milbench.base import COUNT, PROBABILITY, FeatureSubsetTransformer, options, validate_params
+from milbench.base import COUNT, PROBABILITY, FeatureSubsetTransformer, options
+from milbench.data.bags import check_bags
 from milbench.registry import make
+from milbench.selectors.fitness import SubsetFitness, WarmSubsetFitness, offered
 from milbench.selectors.relieff import ReliefFMI
 from milbench.selectors.stage_store import StageRule, StageStore
 
@@ -188,34 +192,18 @@ class RefitEvaluator:
             for tr, va in self.folds])
 
 
-_FIT_PATH = ("fit", "predict", "decision_function", "_fit", "_decision")
-
-
-def _hook(classifier, name):
-    """The classifier's bound hook ``name``, unless a subclass overrides the fit / predict path
-    of the class defining it (then the hook is not inherited)."""
-    cls = type(classifier)
-    owner = next((c for c in cls.__mro__ if name in vars(c)), None)
-    if owner is None or any(getattr(cls, m, None) is not getattr(owner, m, None)
-                            for m in _FIT_PATH):
-        return None
-    validate_params(classifier)              # what the reference path checks on every fit
-    return getattr(classifier, name)
-
-
 def fitness_evaluator(classifier, X, offsets, y, folds, fast=True, warm_restarts=None):
-    """The classifier's own subset evaluator (its optional ``fitness_evaluator(X, offsets, y,
-    folds)`` hook: an object whose ``predict(cols)`` equals :class:`RefitEvaluator`'s), else the
-    reference :class:`RefitEvaluator`.  With ``warm_restarts`` (an int), first its optional
-    ``warm_fitness_evaluator(X, offsets, y, folds, warm_restarts)`` hook: an object whose
-    ``predict_warm(cols, source)`` returns (predictions, state) and starts from ``source``, the
-    state of a related subset (None: a cold fit).  A subclass that overrides the fit / predict
-    path of the class defining a hook does not inherit it."""
-    hooks = [("warm_fitness_evaluator", (warm_restarts,))] if warm_restarts is not None else []
+    """The subset evaluator HyDR-MI scores chromosomes with: with ``warm_restarts`` (an int),
+    the classifier's warm evaluator if it offers one
+    (:class:`~milbench.selectors.fitness.WarmSubsetFitness`); with ``fast``, its exact fast
+    evaluator if it offers one (:class:`~milbench.selectors.fitness.SubsetFitness`); else the
+    reference :class:`RefitEvaluator`.  What a classifier offers is decided by
+    :func:`milbench.selectors.fitness.offered` (not inherited past an overridden fit path)."""
+    hooks = [(WarmSubsetFitness, (warm_restarts,))] if warm_restarts is not None else []
     if fast:
-        hooks.append(("fitness_evaluator", ()))
-    for name, extra in hooks:
-        hook = _hook(classifier, name)
+        hooks.append((SubsetFitness, ()))
+    for protocol, extra in hooks:
+        hook = offered(classifier, protocol)
         ev = None if hook is None else hook(X, offsets, y, folds, *extra)
         if ev is not None:
             return ev
@@ -324,6 +312,46 @@ def _inner_folds(y, inner_cv, seed):
     if k < 2:
         raise ValueError(f"inner_cv={inner_cv}: a class has only {n_min} training bag(s)")
     return list(StratifiedKFold(k, shuffle=True, random_state=seed).split(np.zeros(len(y)), y))
+
+
+@dataclass
+class FitnessProblem:
+    """Step 2's problem on one set of training bags (:meth:`HyDRMI.fitness_problem`): what
+    :meth:`HyDRMI.fit` searches and the planner (:mod:`milbench.experiment.plan`) counts and
+    times."""
+    seeds: np.ndarray        # the classifier's, ReliefF-MI's, the inner folds', then one a GA run
+    relieff: ReliefFMI       # step 1, fitted
+    X: np.ndarray            # the stacked training instances on the filter's features
+    offsets: np.ndarray
+    y: np.ndarray            # 0/1 bag labels
+    folds: list              # inner (training, validation) bag indices
+    classifier: object       # the target classifier (unfitted)
+    evaluator: object        # its subset evaluator (fitness_evaluator)
+
+    @property
+    def filter(self):
+        """The features step 1 keeps (ReliefF rank order): gene i is feature ``filter[i]``."""
+        return np.asarray(self.relieff.support_)
+
+    @property
+    def n_genes(self):
+        return self.X.shape[1]
+
+    @property
+    def run_seeds(self):
+        return self.seeds[3:]
+
+    @property
+    def y_val(self):
+        """The validation bags' labels, pooled in fold order (as evaluators predict them)."""
+        return np.concatenate([self.y[va] for _, va in self.folds])
+
+    def fitness(self, evaluator=None, parallel=None, n_workers=1):
+        """A chromosome -> fitness function over the GA runs (a cache shared by them, joblib
+        ``parallel`` scoring) of this problem's evaluator, or of ``evaluator``, another object
+        with the same ``predict(cols)`` (the planner's surrogate)."""
+        return _CachedFitness(self.evaluator if evaluator is None else evaluator, self.y_val,
+                              parallel, n_workers)
 
 
 class HyDRMI(FeatureSubsetTransformer):
@@ -445,17 +473,38 @@ class HyDRMI(FeatureSubsetTransformer):
         which does not depend on the classifier."""
         return self._relieff(self._stage_random_state()).stage_state(X, offsets, y)
 
-    def _fit(self, X, offsets, y):
-        seeds = self._seeds()
-        clf = self._make_classifier(int(seeds[0]))
-        self.relieff_ = self._relieff(int(seeds[1]))
+    def fit_filter(self, bags, y, seed=None):
+        """Step 1: the ReliefF-MI filter fitted on the training bags ``bags`` (labels ``y``;
+        from the fold stage when one serves them); ``seed``: its sampling seed (default the one
+        derived from ``random_state``)."""
+        X, offsets, y01, _ = check_bags(bags, y)
+        return self._fit_filter(X, offsets, y01, seed)
+
+    def _fit_filter(self, X, offsets, y, seed=None):
+        relieff = self._relieff(int(self._seeds()[1]) if seed is None else seed)
         # a fold stage of the ReliefF-MI step
         state = None if self.stages is None else self.stages.lookup(self, X, offsets, y)
         if state is None:
-            state = self.relieff_.stage_state(X, offsets, y)
-        self.relieff_.n_features_in_ = X.shape[1]
-        self.relieff_.fit_stage_state(state)
-        filt = np.asarray(self.relieff_.support_)
+            state = relieff.stage_state(X, offsets, y)
+        relieff.n_features_in_ = X.shape[1]
+        relieff.fit_stage_state(state)
+        return relieff
+
+    def fitness_problem(self, bags, y, relieff=None):
+        """What step 2's GA optimises on the training bags ``bags`` (labels ``y``), as
+        :meth:`fit` builds it: a :class:`FitnessProblem` (seeds, the fitted filter, the
+        filtered bags, the inner folds, the target classifier and its subset evaluator).
+        ``relieff``: the ReliefF-MI filter already fitted on these bags (:meth:`fit_filter`),
+        else fitted here."""
+        X, offsets, y01, _ = check_bags(bags, y)
+        return self._fitness_problem(X, offsets, y01, relieff)
+
+    def _fitness_problem(self, X, offsets, y, relieff=None):
+        seeds = self._seeds()
+        clf = self._make_classifier(int(seeds[0]))
+        if relieff is None:
+            relieff = self._fit_filter(X, offsets, y, int(seeds[1]))
+        filt = np.asarray(relieff.support_)
         Xf = np.ascontiguousarray(np.asarray(X, dtype=float)[:, filt])
         y = np.asarray(y).astype(int)
         if self.fitness == "train":      # resubstitution: fit and score on all training bags
@@ -464,17 +513,33 @@ class HyDRMI(FeatureSubsetTransformer):
             folds = _inner_folds(y, self.inner_cv, int(seeds[2]))
         evaluator = fitness_evaluator(clf, Xf, offsets, y, folds, self.fast_fitness,
                                       self.warm_restarts if self.warm_start else None)
-        y_val = np.concatenate([y[va] for _, va in folds])
+        return FitnessProblem(seeds, relieff, Xf, offsets, y, folds, clf, evaluator)
 
-        n_workers = effective_n_jobs(self.n_jobs)
+    def genetic_runs(self, fitness, problem):
+        """Step 2's ``n_seeds`` GA runs on ``problem`` (one per run seed), scored by
+        ``fitness`` (:meth:`FitnessProblem.fitness`; its cache shared by the runs, its
+        warm-start pool new in each): their :class:`GAResult` s."""
         runs = []
+        for s in problem.run_seeds:
+            fitness.new_run()
+            runs.append(genetic_search(fitness, problem.n_genes, np.random.default_rng(int(s)),
+                                       self.population_size, self.n_generations,
+                                       self.crossover_rate, self.mutation_rate,
+                                       self.locus_mutation_rate, self.tournament_size))
+        return runs
+
+    def _fit(self, X, offsets, y):
+        problem = self._fitness_problem(X, offsets, y)
+        self.relieff_ = problem.relieff
+        filt = problem.filter
+        n_workers = effective_n_jobs(self.n_jobs)
         if n_workers > 1:
             with Parallel(n_jobs=n_workers) as parallel:
-                fitness = _CachedFitness(evaluator, y_val, parallel, n_workers)
-                runs = self._run_seeds(fitness, len(filt), seeds[3:])
+                fitness = problem.fitness(parallel=parallel, n_workers=n_workers)
+                runs = self.genetic_runs(fitness, problem)
         else:
-            fitness = _CachedFitness(evaluator, y_val, None, 1)
-            runs = self._run_seeds(fitness, len(filt), seeds[3:])
+            fitness = problem.fitness()
+            runs = self.genetic_runs(fitness, problem)
 
         masks = np.array([r.best for r in runs])
         fits = np.array([r.best_fitness for r in runs])
@@ -510,7 +575,7 @@ class HyDRMI(FeatureSubsetTransformer):
             "hydr_cache_hits": int(fitness.n_hits),
             "hydr_failed_evaluations": int(fitness.n_failed),
             "hydr_fast_fitness": int(not (fitness.warm
-                                          or isinstance(evaluator, RefitEvaluator))),
+                                          or isinstance(problem.evaluator, RefitEvaluator))),
             "hydr_warm_start": int(fitness.warm),
             "hydr_warm_evaluations": int(fitness.n_warm),
             **{f"hydr_fitness_g{g:02d}": float(v) for g, v in enumerate(hist)},
@@ -518,13 +583,3 @@ class HyDRMI(FeatureSubsetTransformer):
         }
         if fitness.n_evaluations and fitness.n_failed == fitness.n_evaluations:
             raise RuntimeError("the target classifier failed on every feature subset")
-
-    def _run_seeds(self, fitness, n_genes, seeds):
-        runs = []
-        for s in seeds:
-            fitness.new_run()
-            runs.append(genetic_search(fitness, n_genes, np.random.default_rng(int(s)),
-                                       self.population_size, self.n_generations,
-                                       self.crossover_rate, self.mutation_rate,
-                                       self.locus_mutation_rate, self.tournament_size))
-        return runs

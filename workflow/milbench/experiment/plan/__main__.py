@@ -1,0 +1,3 @@
+from milbench.experiment.plan.cli import main
+
+main()
