@@ -388,3 +388,23 @@ def test_fitness_train_scores_the_training_bags():
     assert cv.fitness_history_.max() < 1.0
     with pytest.raises(ValueError, match="fitness"):
         HyDRMI(fitness="holdout", **kw).fit(bags, y)
+
+
+def test_subset_fitness_check_catches_an_evaluator_that_differs_from_refitting():
+    """``check_mil_estimator`` runs ``check_subset_fitness``: an evaluator offered through
+    the protocol must predict what refitting the classifier predicts."""
+    from milbench.classifiers.simple import MISimple
+    from milbench.testing import CHECK_DATA, check_subset_fitness, toy_bags
+
+    class AlwaysPositive:
+        def predict(self, cols):
+            return np.ones(12, dtype=int)
+
+    class Broken(MISimple):
+        def fitness_evaluator(self, X, offsets, y, folds):
+            return AlwaysPositive()
+
+    bags, y = toy_bags(**CHECK_DATA)
+    check_subset_fitness(MISimple(), bags, y)
+    with pytest.raises(AssertionError, match="differ from refitting"):
+        check_subset_fitness(Broken(), bags, y)

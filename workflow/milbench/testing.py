@@ -232,9 +232,42 @@ def check_stage_protocol(est, bags, y):
         err_msg=f"{name}: a fit served its stage must transform as one that computes it")
 
 
+def check_subset_fitness(est, bags, y):
+    """A classifier offering HyDR-MI a subset fitness (:mod:`milbench.selectors.fitness`)
+    predicts, for every feature subset, what refitting it predicts
+    (:class:`~milbench.selectors.hydr.RefitEvaluator`); a warm evaluator's cold start
+    (``source=None``) too.  Nothing to check for an estimator that offers neither."""
+    from sklearn.model_selection import StratifiedKFold
+
+    from milbench.selectors.fitness import SubsetFitness, WarmSubsetFitness, offered
+    from milbench.selectors.hydr import RefitEvaluator
+
+    clf = _seeded(est)
+    fast, warm = offered(clf, SubsetFitness), offered(clf, WarmSubsetFitness)
+    if fast is None and warm is None:
+        return
+    X, offsets, y01, _ = check_bags(bags, y)
+    X = np.ascontiguousarray(X)
+    folds = list(StratifiedKFold(2, shuffle=True, random_state=0).split(y01, y01))
+    reference = RefitEvaluator(clf, X, offsets, y01, folds)
+    name = type(est).__name__
+    evaluators = [(fast, lambda ev, cols: ev.predict(cols), ())] if fast else []
+    if warm:
+        evaluators.append((warm, lambda ev, cols: ev.predict_warm(cols, None)[0], (2,)))
+    for hook, predict, extra in evaluators:
+        ev = hook(X, offsets, y01, folds, *extra)
+        if ev is None:                    # the classifier declines these settings
+            continue
+        for cols in (np.arange(X.shape[1]), np.array([0, 2])):
+            np.testing.assert_array_equal(
+                np.asarray(predict(ev, cols)) > 0, reference.predict(cols),
+                err_msg=f"{name}.{hook.__name__}: predictions on features {cols.tolist()} "
+                        "differ from refitting the classifier")
+
+
 CHECKS = (check_clone, check_fit_returns_self, check_scores_shape, check_bags_container,
           check_pm1_labels, check_singleton_bags, check_test_order, check_deterministic,
-          check_bad_input, check_stage_protocol)
+          check_bad_input, check_stage_protocol, check_subset_fitness)
 
 
 def check_mil_estimator(est, *, raise_on_failure=True):
