@@ -21,8 +21,8 @@ def pins(lines):
 
 # Workflow-only tools: requirements.txt and the conda env pin them for the workflow runner; the
 # library never imports them, so pyproject.toml lists them in its "workflow" extra instead of its
-# dependencies.
-WORKFLOW_ONLY = {"snakemake", "snakemake-executor-plugin-slurm"}
+# dependencies. pygments: `snakemake --report` needs it (Snakemake's `reports` extra).
+WORKFLOW_ONLY = {"snakemake", "snakemake-executor-plugin-slurm", "pygments"}
 
 
 def test_pins_parse_names_and_versions():
@@ -62,6 +62,19 @@ def test_pyproject_declares_every_requirement_pin():
     assert library | workflow == req
     assert len(library) + len(workflow) == len(project["dependencies"]) + len(
         project.get("optional-dependencies", {}).get("workflow", [])), "each entry is one name==version, listed once"
+
+
+def test_requirements_build_the_html_report():
+    """`pip install -r requirements.txt` (the README's first command) can run `snakemake
+    --report`: every package of Snakemake's `reports` extra is pinned, since the snakemake pin
+    alone does not install them."""
+    from importlib.metadata import requires
+
+    req = pins((REPO / "requirements.txt").read_text().splitlines())
+    extra = {re.match(r"[A-Za-z0-9_.\-]+", r).group(0).lower().replace("_", "-")
+             for r in requires("snakemake") if re.search(r"""extra\s*==\s*["']reports["']""", r)}
+    assert "pygments" in extra
+    assert extra <= set(req), f"requirements.txt lacks {sorted(extra - set(req))}"
 
 
 @pytest.mark.parametrize("path", [REPO / "config/config.yaml",
