@@ -495,8 +495,8 @@ def test_make_figures_scores_kind_takes_the_experiments_metrics(fold_scores, tmp
 
 def test_report_front_page_lists_the_experiments():
     """workflow/report/workflow.rst, rendered as `snakemake --report` does (Jinja with the
-    config and the result categories, then reStructuredText), opens on every experiment with
-    its description, linking those with results."""
+    config and the result categories, then reStructuredText), opens on what to look at first,
+    then lists every experiment with its description, linking those with results."""
     from pathlib import Path
     from types import SimpleNamespace
 
@@ -521,4 +521,4 @@ def test_report_front_page_lists_the_experiments():
         assert name in html
         assert " ".join(exp["description"].split())[:40] in " ".join(html.split())
     assert "(no results in this report)" in html          # zoo etc. are not in `cats`
-    assert html.index("quickstart") < html.index("What to look at first")
+    assert html.index("What to look at first") < html.index("quickstart")
