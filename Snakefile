@@ -17,7 +17,7 @@ if not workflow.overwrite_configfiles:
 sys.path.insert(0, f"{workflow.basedir}/workflow")  # the library, as in rules/common.smk
 from milbench.experiment.config import validate_config
 
-validate_config(config, where=", ".join(map(str, workflow.overwrite_configfiles)) or "config/config.yaml")
+validate_config(config, ", ".join(map(str, workflow.overwrite_configfiles)) or "config/config.yaml")
 
 # fills in every default the schema gives (chains, threads, experiments)
 validate(config, "workflow/schemas/config.schema.yaml", set_default=True)
