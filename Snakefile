@@ -14,10 +14,11 @@ if not workflow.overwrite_configfiles:
 
 
 # a wrong key or value stops here with a short message naming the experiment and the key
+# (a checked copy; Snakemake's validate below fills config itself)
 sys.path.insert(0, f"{workflow.basedir}/workflow")  # the library, as in rules/common.smk
-from milbench.experiment.config import validate_config
+from milbench.experiment.config import with_defaults
 
-validate_config(config, ", ".join(map(str, workflow.overwrite_configfiles)) or "config/config.yaml")
+with_defaults(config, ", ".join(map(str, workflow.overwrite_configfiles)) or "config/config.yaml")
 
 # fills in every default the schema gives (chains, threads, experiments)
 validate(config, "workflow/schemas/config.schema.yaml", set_default=True)

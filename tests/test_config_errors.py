@@ -7,7 +7,7 @@ import pytest
 import yaml
 from test_workflow_e2e import SNAKEMAKE
 
-from milbench.experiment.config import experiment_defaults, load_config, validate_config
+from milbench.experiment.config import experiment_defaults, load_config, with_defaults
 
 from conftest import tiny_config
 
@@ -53,6 +53,7 @@ def test_wrong_value_type_names_experiment_key_value_and_type(tmp_path):
 @pytest.mark.parametrize("key, value, expected", [
     ("scale", "minimax", "scale: 'minimax' is not valid (allowed: minmax, zscore, none)"),
     ("inner_folds", 1, "inner_folds: 1 is not valid: must be >= 2"),
+    ("classifiers", [], "classifiers: [] is not valid: too few items (at least 1)"),
     ("figures", [{"kind": "bars"}],
      "figures.0.kind: 'bars' is not valid (allowed: scores, cd, vs-features"),
 ])
@@ -87,8 +88,7 @@ def test_one_entry_and_a_whole_config_check_alike():
         experiment_defaults(exp, where="experiment nb")
     cfg = {"experiments": {"nb": exp}}
     with pytest.raises(ValueError, match=r"^experiment nb: experiments.nb.scale: 'minimax'"):
-        validate_config(cfg)
-    assert "metrics" not in cfg["experiments"]["nb"]          # checks only, fills nothing
+        with_defaults(cfg)
 
 
 def test_dry_run_shows_the_short_message_not_the_schema(tmp_path):

@@ -1,6 +1,7 @@
 """The pipeline configuration. Its JSON schema (``workflow/schemas/config.schema.yaml``) is the
 one source of every default: the Snakefile fills them with Snakemake's
-``validate(config, schema, set_default=True)``, and :func:`load_config` /
+``validate(config, schema, set_default=True)`` (after :func:`with_defaults` checked it, for
+a short message naming the experiment and the key), and :func:`load_config` /
 :func:`with_defaults` / :func:`experiment_defaults` fill them the same way for the entry points
 that do not go through Snakemake (``milbench.experiment.runner.run_experiment``, ``python -m
 milbench.experiment.runner``).  :func:`experiment_settings` / :func:`method_settings` are the
@@ -90,9 +91,7 @@ def _short_error(err, where):
         hint = f"; did you mean {close[0]!r}?" if close else ""
         what = f"unknown key (allowed keys: {allowed(props)}{hint})"
     elif err.validator == "required":
-        key = err.validator_value[0] if len(err.validator_value) == 1 else None
-        key = next(k for k in err.validator_value if k not in err.instance) if key is None else key
-        path.append(key)
+        path.append(next(k for k in err.validator_value if k not in err.instance))
         what = "required key is missing"
     elif err.validator in ("enum", "const") or (
             err.validator in ("anyOf", "oneOf")
@@ -107,10 +106,10 @@ def _short_error(err, where):
     else:
         bound = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">",
                  "exclusiveMaximum": "<"}.get(err.validator)
-        size = {"minItems": "item(s)", "minProperties": "entr(y|ies)",
-                "minLength": "character(s)"}.get(err.validator)
+        size = {"minItems": "items", "minProperties": "entries",
+                "minLength": "characters"}.get(err.validator)
         what = (f"{value} is not valid: must be {bound} {err.validator_value}" if bound else
-                f"{value} is not valid: needs at least {err.validator_value} {size}" if size else
+                f"{value} is not valid: too few {size} (at least {err.validator_value})" if size else
                 f"{value} is not valid: must match {err.validator_value!r}"
                 if err.validator == "pattern" else
                 f"{value} is not valid: {err.message.splitlines()[0]}")
@@ -121,16 +120,10 @@ def _short_error(err, where):
     return f"{where}: {key}: {what}"
 
 
-def validate_config(config, where="config"):
-    """Check a whole config against the schema without filling anything; a ValueError whose
-    first line names the experiment and the key (:func:`_short_error`).  The Snakefile calls it
-    before Snakemake's validate, whose message is the schema's full text."""
-    _fill(copy.deepcopy(config), schema(), where)
-
-
 def with_defaults(config, where="config"):
-    """A validated copy of ``config`` with every schema default filled in (errors name
-    ``where`` and the key)."""
+    """A validated copy of ``config`` with every schema default filled in; a ValueError whose
+    first line names the experiment (or ``where``) and the key otherwise (:func:`_short_error`).
+    The Snakefile calls it before Snakemake's validate, whose message is the schema's text."""
     return _fill(copy.deepcopy(config), schema(), where)
 
 
