@@ -148,5 +148,6 @@ def test_notebook_entry_fills_the_defaults():
     ours, written = (run_experiment(e, bags, dataset="musk1").drop(columns=timing)
                      for e in (short, full))
     pd.testing.assert_frame_equal(ours, written, check_exact=True)
-    with pytest.raises(ValueError, match=r"experiment notebook: scale: 'minimax' is not valid \(allowed: minmax, zscore"):
+    with pytest.raises(ValueError, match=r"experiment notebook: scale: 'minimax' is not valid "
+                                         r"\(allowed: minmax, zscore"):
         run_experiment({**short, "scale": "minimax"}, bags, dataset="musk1")

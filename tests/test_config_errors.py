@@ -78,7 +78,7 @@ def test_unknown_top_level_key_names_the_key_and_file(tmp_path):
     cfg["experiment"] = cfg.pop("experiments")
     lines = error_of(cfg, tmp_path)
     assert lines[0].startswith(f"{tmp_path / 'config.yaml'}: experiment: unknown key (allowed "
-                               "keys: offline, mirror, code, datasets, chains, experiments, threads")
+                               "keys: offline, mirror, code, datasets, chains, experiments,")
     assert "did you mean 'experiments'?" in lines[0]
 
 

@@ -101,18 +101,20 @@ def _short_error(err, where):
         values = (v for o in options for v in o.get("enum", [o.get("const")]))
         what = f"{value} is not valid (allowed: {allowed(values)})"
     elif err.validator == "type":
-        types = err.validator_value if isinstance(err.validator_value, list) else [err.validator_value]
-        what = f"{value} is not valid: expected {' or '.join(map(str, types))}"
+        types = err.validator_value
+        types = " or ".join(types) if isinstance(types, list) else types
+        what = f"{value} is not valid: expected {types}"
     else:
         bound = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">",
                  "exclusiveMaximum": "<"}.get(err.validator)
         size = {"minItems": "items", "minProperties": "entries",
                 "minLength": "characters"}.get(err.validator)
-        what = (f"{value} is not valid: must be {bound} {err.validator_value}" if bound else
-                f"{value} is not valid: too few {size} (at least {err.validator_value})" if size else
-                f"{value} is not valid: must match {err.validator_value!r}"
-                if err.validator == "pattern" else
-                f"{value} is not valid: {err.message.splitlines()[0]}")
+        limit = err.validator_value
+        what = f"{value} is not valid: " + (
+            f"must be {bound} {limit}" if bound else
+            f"too few {size} (at least {limit})" if size else
+            f"must match {limit!r}" if err.validator == "pattern" else
+            err.message.splitlines()[0])
 
     key = ".".join(path) or "(top level)"
     if len(path) >= 2 and path[0] == "experiments":
