@@ -1,4 +1,6 @@
 # milbench: multi-instance learning pipeline. Run `snakemake --cores N`.
+import sys
+
 from snakemake.utils import min_version, validate
 
 min_version("9.0")
@@ -11,7 +13,14 @@ if not workflow.overwrite_configfiles:
     configfile: "config/config.yaml"
 
 
-# checks the config and fills in every default the schema gives (chains, threads, experiments)
+# a wrong key or value stops here with a short message naming the experiment and the key
+# (a checked copy; Snakemake's validate below fills config itself)
+sys.path.insert(0, f"{workflow.basedir}/workflow")  # the library, as in rules/common.smk
+from milbench.experiment.config import with_defaults
+
+with_defaults(config, ", ".join(map(str, workflow.overwrite_configfiles)) or "config/config.yaml")
+
+# fills in every default the schema gives (chains, threads, experiments)
 validate(config, "workflow/schemas/config.schema.yaml", set_default=True)
 
 

@@ -370,15 +370,16 @@ def test_compare_names_the_targets_a_rerun_changed(tmp_path, capsys):
     rerun = _finished_run(tmp_path / "rerun", "miordm-20", 0.9300, dataset="faculty")
     args = ["compare", str(rerun), "--archive", str(store)]
     main(args)
-    assert re.match(r"all \d+ targets equal to the archived run miordm/miordm-20.csv "
-                    r"\(2026-12-01, REDUCED\)", capsys.readouterr().out)
+    assert re.match(r"experiment miordm-20: all \d+ paper targets equal to its archived run "
+                    r"miordm/miordm-20.csv \(2026-12-01, REDUCED\)", capsys.readouterr().out)
 
     shutil.rmtree(tmp_path / "rerun")
     rerun = _finished_run(tmp_path / "rerun", "miordm-20", 0.9000, dataset="faculty")
     with pytest.raises(SystemExit) as e:
         main(args)
     out = capsys.readouterr().out
-    assert e.value.code == 1 and out.startswith("1 of ") and "targets differ" in out
+    assert e.value.code == 1 and out.startswith("experiment miordm-20: 1 of ")
+    assert "paper targets differ" in out.splitlines()[0]
     line = next(x for x in out.splitlines() if "faculty" in x and "MIORDM" in x)
     assert re.search(r"0\.9300\s+0\.9000\s+-0\.0300\s+within tolerance\s+outside tolerance",
                      line), line
@@ -392,7 +393,29 @@ def test_compare_names_the_targets_a_rerun_changed(tmp_path, capsys):
         main(["compare", str(_finished_run(tmp_path / "rerun", "miordm-heatmap", 0.8)),
               "--archive", str(tmp_path / "empty")])
     assert e.value.code == 2
-    assert "no archived run of experiment 'miordm-heatmap'" in capsys.readouterr().err
+    assert "experiment miordm-heatmap: no archived run in " in capsys.readouterr().err
+
+
+def test_compare_of_an_experiment_without_paper_targets_speaks_of_experiments(tmp_path, capsys):
+    """`compare results/<experiment>` of an experiment no paper's targets cover (the default
+    config's zoo) names that experiment and the experiments it could compare, not papers."""
+    repo = _repo(tmp_path)
+    store = repo / "resources" / "reproductions"
+    archive(_finished_run(repo, "miordm-20", 0.93, dataset="faculty"),
+            repo / "config" / "reduced" / "miordm-20-splits.yaml", store, repo=repo)
+    zoo = tmp_path / "results" / "zoo"
+    zoo.mkdir(parents=True)
+    errors = {}
+    for folder in (zoo, tmp_path / "results" / "zo"):
+        with pytest.raises(SystemExit) as e:
+            main(["compare", str(folder), "--archive", str(store)])
+        assert e.value.code == 2
+        errors[folder.name] = capsys.readouterr().err.split(" compare: ", 1)[1].rstrip()
+    assert errors["zo"].startswith("experiment zo: no results folder")
+    head, names = errors["zoo"].split("; archived experiments: ")
+    assert head == "experiment zoo: no paper targets, so no archived run to compare with"
+    names = names.split(", ")
+    assert "miordm-20" in names and "hydr" not in names        # experiments, not papers
 
 
 def test_archive_records_the_commit_the_run_was_computed_at(tmp_path):

@@ -1,6 +1,7 @@
 """The pipeline configuration. Its JSON schema (``workflow/schemas/config.schema.yaml``) is the
 one source of every default: the Snakefile fills them with Snakemake's
-``validate(config, schema, set_default=True)``, and :func:`load_config` /
+``validate(config, schema, set_default=True)`` (after :func:`with_defaults` checked it, for
+a short message naming the experiment and the key), and :func:`load_config` /
 :func:`with_defaults` / :func:`experiment_defaults` fill them the same way for the entry points
 that do not go through Snakemake (``milbench.experiment.runner.run_experiment``, ``python -m
 milbench.experiment.runner``).  :func:`experiment_settings` / :func:`method_settings` are the
@@ -52,24 +53,85 @@ def _validator_class():
 
 
 def _fill(instance, subschema, where):
+    """Fill ``instance``'s defaults and check it against ``subschema``; a ValueError of one
+    or two lines (:func:`_short_error`) on the first problem."""
     # not at import: method jobs never validate a config (module docstring)
     from jsonschema.exceptions import best_match
 
-    err = best_match(_validator_class()(subschema).iter_errors(instance))
+    errors = list(_validator_class()(subschema).iter_errors(instance))
+    # a misspelt key also leaves the key it stands for missing: name the misspelling
+    unknown = [e for e in errors if e.validator == "additionalProperties"]
+    err = best_match(unknown or errors)
     if err is not None:
-        key = ".".join(map(str, err.absolute_path)) or "(top level)"
-        raise ValueError(f"{where}: {key}: {err.message}")
+        raise ValueError(_short_error(err, where))
     return instance
 
 
+def _short_error(err, where):
+    """One jsonschema error as ``experiment <name>: <key path>: <what is wrong> (allowed:
+    ...)``, then the config it is in (``where``): the experiment and key first, never the
+    schema.  Outside ``experiments`` (or for one experiment entry, whose ``where`` names it) the
+    line starts with ``where``."""
+    import difflib
+    import reprlib
+
+    path = [str(p) for p in err.absolute_path]
+    short = reprlib.Repr()
+    short.maxstring = short.maxother = 60
+    value = short.repr(err.instance)
+
+    def allowed(names):
+        return ", ".join(map(str, names))
+
+    if err.validator == "additionalProperties":
+        props = err.schema.get("properties", {})
+        key = sorted(set(err.instance) - set(props))[0]
+        path.append(key)
+        close = difflib.get_close_matches(key, list(props), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        what = f"unknown key (allowed keys: {allowed(props)}{hint})"
+    elif err.validator == "required":
+        path.append(next(k for k in err.validator_value if k not in err.instance))
+        what = "required key is missing"
+    elif err.validator in ("enum", "const") or (
+            err.validator in ("anyOf", "oneOf")
+            and all("enum" in s or "const" in s for s in err.validator_value)):
+        # an anyOf of enums (several spellings of one value) allows all of them
+        options = err.validator_value if err.validator in ("anyOf", "oneOf") else [err.schema]
+        values = (v for o in options for v in o.get("enum", [o.get("const")]))
+        what = f"{value} is not valid (allowed: {allowed(values)})"
+    elif err.validator == "type":
+        types = err.validator_value
+        types = " or ".join(types) if isinstance(types, list) else types
+        what = f"{value} is not valid: expected {types}"
+    else:
+        bound = {"minimum": ">=", "maximum": "<=", "exclusiveMinimum": ">",
+                 "exclusiveMaximum": "<"}.get(err.validator)
+        size = {"minItems": "items", "minProperties": "entries",
+                "minLength": "characters"}.get(err.validator)
+        limit = err.validator_value
+        what = f"{value} is not valid: " + (
+            f"must be {bound} {limit}" if bound else
+            f"too few {size} (at least {limit})" if size else
+            f"must match {limit!r}" if err.validator == "pattern" else
+            err.message.splitlines()[0])
+
+    key = ".".join(path) or "(top level)"
+    if len(path) >= 2 and path[0] == "experiments":
+        return f"experiment {path[1]}: {key}: {what}\n  in {where}"
+    return f"{where}: {key}: {what}"
+
+
 def with_defaults(config, where="config"):
-    """A validated copy of ``config`` with every schema default filled in (errors name
-    ``where`` and the key)."""
+    """A validated copy of ``config`` with every schema default filled in; a ValueError whose
+    first line names the experiment (or ``where``) and the key otherwise (:func:`_short_error`).
+    The Snakefile calls it before Snakemake's validate, whose message is the schema's text."""
     return _fill(copy.deepcopy(config), schema(), where)
 
 
 def experiment_defaults(exp, where="experiment"):
-    """A validated copy of one ``experiments.<name>`` entry with its defaults filled in."""
+    """A validated copy of one ``experiments.<name>`` entry with its defaults filled in (errors
+    start with ``where``, e.g. ``experiment <name>``, and the key)."""
     s = schema()
     return _fill(copy.deepcopy(exp), {"$schema": s["$schema"], "$defs": s["$defs"],
                                       "$ref": "#/$defs/experiment"}, where)

@@ -333,12 +333,14 @@ def _dispatch(args):
 
 def _compare(args):
     diff, run, n = reproduction_compare.compare(args.results, args.archive, args.tolerance)
-    where = (f"the archived run {run.csv_path.parent.name}/{run.csv_path.name} "
+    where = (f"its archived run {run.csv_path.parent.name}/{run.csv_path.name} "
              f"({run.meta['date'] or 'undated'}, {run.meta['status']})")
     if diff.empty:
-        print(f"all {n} targets equal to {where} (tolerance {args.tolerance:g})")
+        print(f"experiment {run.name}: all {n} paper targets equal to {where} "
+              f"(tolerance {args.tolerance:g})")
         return 0
-    print(f"{len(diff)} of {n} targets differ from {where} (tolerance {args.tolerance:g}):")
+    print(f"experiment {run.name}: {len(diff)} of {n} paper targets differ from {where} "
+          f"(tolerance {args.tolerance:g}):")
     with pd.option_context("display.max_rows", None, "display.width", 200,
                            "display.max_colwidth", 40):
         print(diff.to_string(index=False, float_format=lambda x: f"{x:.4f}"))

@@ -18,7 +18,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from milbench.report.reproduction_archive import ARCHIVE_DIR, ArchiveError, load_archive
+from milbench.report.reproduction_archive import (
+    ARCHIVE_DIR,
+    LEGACY_PREFIX,
+    ArchiveError,
+    load_archive,
+)
 from milbench.report.targets import TARGET_KEY, paper_key
 
 __all__ = ["compare"]
@@ -35,23 +40,36 @@ def _table(path):
     return df[[*TARGET_KEY, "ours", "status"]]
 
 
+def _archived(archive_dir):
+    """The experiments with an archived run (legacy entries are no runs of a config)."""
+    return sorted(p.stem for p in Path(archive_dir).glob("*/*.csv")
+                  if not p.stem.startswith(LEGACY_PREFIX))
+
+
 def compare(results_dir, archive_dir=ARCHIVE_DIR, tolerance=0.0):
     """(the targets that differ: key, archived, now, difference, archived_status, now_status;
     the archived run's name and meta; how many targets were compared) for the rerun
     ``results_dir`` (``results/<experiment>``) against the archived run of its experiment."""
     results_dir = Path(results_dir)
     experiment = results_dir.resolve().name
+    if not results_dir.is_dir():
+        raise ArchiveError(f"experiment {experiment}: no results folder {results_dir} (compare "
+                           f"takes results/<experiment> of a finished run)")
     try:
         paper = paper_key(experiment)
-    except KeyError as e:
-        raise ArchiveError(f"{results_dir}: {e.args[0]}") from None
+    except KeyError:
+        raise ArchiveError(f"experiment {experiment}: no paper targets, so no archived run to "
+                           f"compare with; archived experiments: "
+                           f"{', '.join(_archived(archive_dir)) or 'none'}") from None
     runs = {r.name: r for r in load_archive(paper, archive_dir) if not r.legacy}
     if experiment not in runs:
-        raise ArchiveError(f"{results_dir}: no archived run of experiment {experiment!r} in "
-                           f"{Path(archive_dir) / paper} (archived: {sorted(runs) or 'none'})")
+        raise ArchiveError(f"experiment {experiment}: no archived run in "
+                           f"{Path(archive_dir) / paper} (archived experiments of paper "
+                           f"{paper}: {', '.join(sorted(runs)) or 'none'})")
     new = results_dir / "reproduction.csv"
     if not new.is_file():
-        raise ArchiveError(f"{new}: missing; the run ends with the `reproduction` rule")
+        raise ArchiveError(f"experiment {experiment}: {new} missing; the run ends with the "
+                           f"`reproduction` rule")
     run = runs[experiment]
     both = _table(run.csv_path).merge(_table(new), on=list(TARGET_KEY), how="outer",
                                   suffixes=("_archived", "_now"), indicator=True)
