@@ -24,7 +24,7 @@ with_defaults(config, ", ".join(map(str, workflow.overwrite_configfiles)) or "co
 validate(config, "workflow/schemas/config.schema.yaml", set_default=True)
 
 
-# `snakemake --report report.html` opens on this page: the experiments and what to read first
+# `snakemake --report report.html` opens on this page: its title and what to look at first
 report: "workflow/report/workflow.rst"
 
 
