@@ -42,7 +42,7 @@ from milbench.experiment.plan.measure import Surrogate, ga_evaluations
 from milbench.experiment.plan.sandbox import fixed_job_cpu, run_forked
 
 __all__ = ["CELL_OVERHEAD", "MIN_RANDOM_GROUPS", "MIN_UNTUNED_CPU", "Surrogate", "caveats",
-           "cell_order", "count_experiment", "data_status", "design", "families", "fits_per_cell", "fixed_job_cpu",
-           "ga_evaluations", "grid_size", "job_resources", "load_bags", "main", "plan",
-           "report", "rows", "run_forked", "selector_fit_slot", "shorten", "timed_enough", "tune_dims",
-           "tuned_groups"]
+           "cell_order", "count_experiment", "data_status", "design", "families",
+           "fits_per_cell", "fixed_job_cpu", "ga_evaluations", "grid_size", "job_resources",
+           "load_bags", "main", "plan", "report", "rows", "run_forked", "selector_fit_slot",
+           "shorten", "timed_enough", "tune_dims", "tuned_groups"]

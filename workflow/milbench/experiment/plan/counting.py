@@ -107,8 +107,8 @@ def _short(spec):
 def shorten(label, width):
     """``label`` in at most ``width`` characters, cut only between its parameters and words
     (after a space, a comma or an opening parenthesis): as much of its tail (the classifier
-    entry, which tells families apart) as half the room holds (its last part at least), then its head, then more tail,
-    around " ... "."""
+    entry, which tells families apart) as half the room holds (its last part at least), then
+    its head, then more tail, around " ... "."""
     if len(label) <= width:
         return label
     parts = [p for p in re.split(r"(?<=[ ,(\[])", label) if p]
