@@ -20,10 +20,11 @@ FLAKY = textwrap.dedent('''
 
 
     class Flaky(ClassifierMixin, BaseEstimator):
-        """Raises in fit when ``fail``; else predicts class 0."""
+        """Raises in fit when ``fail``; else predicts class 0 (``c``: a parameter to tune)."""
 
-        def __init__(self, fail=False):
+        def __init__(self, fail=False, c=1.0):
             self.fail = fail
+            self.c = c
 
         def fit(self, X, y):
             Xs, _, y01, self.classes_ = check_bags(X, y)
@@ -109,8 +110,14 @@ def test_a_missing_data_set_is_named_and_not_counted(tmp_path):
 
 
 def test_bags_too_few_for_the_folds_are_warned_of(tmp_path):
+    """12 bags in 2 folds: 3 training bags of a class, fewer than a tuned method's 5 inner
+    folds (an untuned one needs none)."""
     store(tmp_path / "bags", "toyset@src-abc", n_bags=12)
-    out, text = run_plan(tmp_path, config(tmp_path, ["toyset"], inner_folds=5))
+    untuned, _ = run_plan(tmp_path, config(tmp_path, ["toyset"], inner_folds=5))
+    assert untuned["data_status"]["toyset"]["status"] == "real"
+    cfg = config(tmp_path, ["toyset"], inner_folds=5,
+                 classifiers=[{"name": "flaky:Flaky", "tune": {"c": [1.0, 2.0]}}])
+    out, text = run_plan(tmp_path, cfg)
     st = out["data_status"]["toyset"]
     assert st["status"] == "small" and "fewer than its 5 inner folds" in st["why"]
     assert "rests on too few bags for toyset" in out["caveats"]

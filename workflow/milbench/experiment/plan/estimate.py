@@ -93,19 +93,20 @@ def data_status(name, bags, where):
     return {"status": "synthetic" if synthetic else "real", "where": where, "bags": len(bags)}
 
 
-def too_small(bags, folds, exp):
+def too_small(bags, folds, exp, inner):
     """Why ``bags`` are too few for the experiment's folds (a cell's training bags hold fewer
-    of a class than its inner folds, or the outer folds cannot be made), or None."""
+    of a class than its inner folds when ``inner``, else none of a class, or the outer folds
+    cannot be made), or None."""
     if isinstance(folds, Exception):
         return f"its folds cannot be made ({type(folds).__name__}: {folds})"
     y = np.asarray(bags.labels).astype(int)
-    need = exp["inner_folds"]
+    need = exp["inner_folds"] if inner else 1
     for cell in fold_keys(exp["protocol"]):
         tr, _, _ = split(folds, cell[0], cell[1], bags.bag_ids)
         least = np.bincount(y[tr], minlength=2).min() if len(tr) else 0
         if least < need:
             return (f"{len(bags)} bags: cell {list(cell)} trains on {least} bags of a class, "
-                    f"fewer than its {need} inner folds")
+                    + (f"fewer than its {need} inner folds" if inner else "too few to fit"))
     return None
 
 
@@ -113,10 +114,12 @@ def warning(ds, st):
     """The WARNING line of a data set whose draws do not rest on the configuration's data."""
     what = {"missing": f"MISSING ({st['where']}); its families are not counted",
             "synthetic": f"timed on SYNTHETIC bags ({st['bags']} bags, {st['where']}), a "
-                         "generated stand-in, not the data the config names; its estimate is "
-                         "not the real run's",
+                         "generated stand-in for the real data set; its estimate is not a "
+                         "real run's",
             "small": f"its bags ({st['where']}) are too few for the config: {st.get('why')}; "
                      "draws may fail and its estimate is not the real run's"}[st["status"]]
+    if st["status"] == "synthetic" and st.get("why"):
+        what += f"; and too few for the config: {st['why']}"
     return f"WARNING data set {ds}: {what}. To time the real data: {GET_DATA}."
 
 
@@ -244,9 +247,13 @@ class Sampler:
                 self.folds[fk] = make_folds(bags.bag_ids, bags.labels, fam.exp["protocol"])
             except ValueError as e:
                 self.folds[fk] = e
-            why = too_small(bags, self.folds[fk], fam.exp)
-            if why and self.status[ds]["status"] == "real":
-                self.status[ds].update(status="small", why=f"experiment {fk[0]}: {why}")
+            inner = fam.exp.get("threshold") == "auto" or any(
+                f.row["kind"] != "untuned" for f in self.fams if f.row["experiment"] == fk[0])
+            why = too_small(bags, self.folds[fk], fam.exp, inner)
+            if why and "why" not in self.status[ds]:
+                self.status[ds]["why"] = f"experiment {fk[0]}: {why}"
+                if self.status[ds]["status"] == "real":
+                    self.status[ds]["status"] = "small"
                 self.log(warning(ds, self.status[ds]))
 
     def context(self, fam):
