@@ -19,6 +19,7 @@ from milbench.experiment.plan.counting import (
     fits_per_cell,
     grid_size,
     job_resources,
+    shorten,
     tune_dims,
 )
 from milbench.experiment.plan.draws import (
@@ -29,12 +30,19 @@ from milbench.experiment.plan.draws import (
     timed_enough,
     tuned_groups,
 )
-from milbench.experiment.plan.estimate import CELL_OVERHEAD, MIN_UNTUNED_CPU, load_bags, plan
+from milbench.experiment.plan.estimate import (
+    CELL_OVERHEAD,
+    MIN_UNTUNED_CPU,
+    caveats,
+    data_status,
+    load_bags,
+    plan,
+)
 from milbench.experiment.plan.measure import Surrogate, ga_evaluations
 from milbench.experiment.plan.sandbox import fixed_job_cpu, run_forked
 
-__all__ = ["CELL_OVERHEAD", "MIN_RANDOM_GROUPS", "MIN_UNTUNED_CPU", "Surrogate", "cell_order",
-           "count_experiment", "design", "families", "fits_per_cell", "fixed_job_cpu",
-           "ga_evaluations", "grid_size", "job_resources", "load_bags", "main", "plan",
-           "report", "rows", "run_forked", "selector_fit_slot", "timed_enough", "tune_dims",
-           "tuned_groups"]
+__all__ = ["CELL_OVERHEAD", "MIN_RANDOM_GROUPS", "MIN_UNTUNED_CPU", "Surrogate", "caveats",
+           "cell_order", "count_experiment", "data_status", "design", "families",
+           "fits_per_cell", "fixed_job_cpu", "ga_evaluations", "grid_size", "job_resources",
+           "load_bags", "main", "plan", "report", "rows", "run_forked", "selector_fit_slot",
+           "shorten", "timed_enough", "tune_dims", "tuned_groups"]

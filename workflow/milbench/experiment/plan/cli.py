@@ -1,5 +1,7 @@
 """``python -m milbench.experiment.plan <config> [--cores N]``: the plan as a table, JSON
-(``--json``) or one CSV row per family and data set (``--csv``); docs/budget.md."""
+(``--json``) or one CSV row per family and data set (``--csv``); docs/budget.md.  A data set
+that is not the configuration's real data gets a WARNING line and the total says what it rests
+on; ``--strict`` refuses to time such a plan (exit 2)."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +11,8 @@ import sys
 from pathlib import Path
 
 from milbench.experiment.config import load_config
-from milbench.experiment.plan.estimate import CELL_OVERHEAD, plan
+from milbench.experiment.plan.counting import shorten
+from milbench.experiment.plan.estimate import CELL_OVERHEAD, plan, warning
 from milbench.experiment.slurm import preflight, query_partition
 from milbench.registry import add_code_dirs
 
@@ -42,14 +45,25 @@ def rows(result):
                         "cpu_per_fit_max": fc.get("max"), "fits_timed": fc.get("n", 0),
                         "draws": len(f["draws"]), "cell_cpu": f.get("cell_cpu"),
                         "cpu": f.get("cpu"), "lower_bound": f.get("lower"),
-                        "skipped": f.get("skipped") or f.get("error"),
+                        "skipped": f.get("skipped"),
+                        "data": result.get("data_status", {}).get(f["dataset"], {})
+                        .get("status"),
+                        "failed_draws": len(f.get("failed", [])),
+                        "failure": f["failed"][0]["error"] if f.get("failed") else None,
                         "threads": e["threads"], "mem_mb": e["mem_mb"], "runtime": e["runtime"],
-                        "experiment_cpu": e.get("cpu")})
+                        "experiment_cpu": e.get("cpu"),
+                        "total_rests_on": "; ".join(result.get("caveats") or [])
+                        or ("real data" if result.get("cpu") is not None else None)})
     return out
 
 
 def report(result, cores, write=print):
-    """The human-readable table."""
+    """The human-readable table; the total names what it rests on (:func:`caveats`)."""
+    status = result.get("data_status", {})
+    wl = max([52] + [len(f["label"]) + 2 for e in result["experiments"]
+                     for f in e["families"]])
+    wl = min(wl, 72)
+    wd = max([15] + [len(d) + 2 for e in result["experiments"] for d in e["datasets"]])
     for e in result["experiments"]:
         ge = ">= " if e.get("lower") else ""
         write(f"\n== {e['experiment']}: {e['cells']:,} cells in {e['method_jobs']:,} method jobs "
@@ -58,23 +72,31 @@ def report(result, cores, write=print):
                  if e["stage_jobs"] else ""))
         write(f"   each method job asks SLURM for threads {e['threads']}, mem_mb {e['mem_mb']}, "
               f"runtime {e['runtime']} min")
-        write(f"   {'methods (selector + classifier entry)':<52}{'data set':<15}{'cells':>7}"
+        write(f"   {'methods (selector + classifier entry)':<{wl}}{'data set':<{wd}}{'cells':>7}"
               f"{'fits/cell':>11}{'CPU/fit s (min-max)':>27}{'est. CPU':>12}")
         for f in e["families"]:
             fc = f.get("fit_cpu")
             spread = (f"{fc['mean']:.3g} ({fc['min']:.2g}-{fc['max']:.2g})" if fc else
-                      "skipped" if f.get("skipped") else "error" if f.get("error")
+                      "skipped" if f.get("skipped") else "failed" if f.get("failed")
                       else "stopped" if f["draws"] else "-")
-            est = ("-" if f.get("cpu") is None else
+            est = ("unknown" if f.get("unknown") else "-" if f.get("cpu") is None else
                    (">= " if f.get("lower") else "") + fmt_cpu(f["cpu"]))
-            lab = f["label"] if len(f["label"]) <= 50 else \
-                f["label"][:21] + "..." + f["label"][-26:]      # keep the classifier in view
-            write(f"   {lab:<52}{f['dataset'][:14]:<15}{f['cells']:>7,}"
+            ds = f["dataset"] + {"synthetic": "*", "small": "*"}.get(
+                status.get(f["dataset"], {}).get("status"), "")
+            write(f"   {shorten(f['label'], wl - 2):<{wl}}{ds:<{wd}}{f['cells']:>7,}"
                   f"{_fits_cell(f):>11}{spread:>27}{est:>12}")
+            if f.get("failed"):
+                n = len(f["failed"]) + len(f["draws"])
+                write(f"      {len(f['failed'])} of {n} draws failed (not counted): "
+                      f"{f['failed'][0]['error'][:200]}")
         how = sorted({f["fits_how"].split(": ")[0] if f["kind"] == "untuned"
                       and "threshold" not in f["fits_how"] else f["fits_how"]
                       for f in e["families"] if f["fits_how"]})
         write("   fits/cell: " + "; ".join(how))
+        marked = sorted(d for d in e["datasets"]
+                        if status.get(d, {}).get("status") in ("synthetic", "small"))
+        if marked:
+            write(f"   * timed on data that is not the config's: {', '.join(marked)}")
         if e.get("cpu") is not None:
             fits = e["cpu"] - e["stage_cpu"] - e["fixed_cpu"] - e["overhead_cpu"]
             write(f"   est. CPU {ge}{fmt_cpu(e['cpu'])} = {ge}{e['cpu'] / 3600:,.2f} CPU-h (fits "
@@ -87,10 +109,12 @@ def report(result, cores, write=print):
               f"CPU-h; wall at {cores} cores {ge}{fmt_cpu(result['wall'])} "
               f"(measured in {result['measure_wall']:.0f} s wall; job start "
               f"{result['fixed_job_cpu']:.2f} s CPU)")
-        skipped = sorted({f"{k} ({v})" for k, v in result.get("data", {}).items()
-                          if not v or "SKIP" in v or "not found" in v or "no store" in v})
-        if skipped:
-            write("skipped data sets: " + "; ".join(skipped))
+        notes = result.get("caveats") or []
+        write("the total " + ("INCOMPLETE: " + "; ".join(notes) if notes
+                              else "rests on the config's real data for every data set"))
+        for ds, st in sorted(status.items()):
+            if st["status"] != "real":
+                write(warning(ds, st))
 
 
 def main(argv=None):
@@ -115,6 +139,9 @@ def main(argv=None):
     ap.add_argument("--cell-overhead", type=float, default=CELL_OVERHEAD)
     ap.add_argument("--seed", type=int, default=0, help="seed of the sampling design")
     ap.add_argument("--count-only", action="store_true", help="counts and resources, no timing")
+    ap.add_argument("--strict", action="store_true",
+                    help="refuse (exit 2) when a data set is missing, synthetic or too small "
+                         "for the config's folds, instead of warning and marking the total")
     ap.add_argument("--partition",
                     help="SLURM partition: check every method job's request against its limits "
                          "first (scontrol / sinfo) and stop naming job, request, limit and key; "
@@ -149,7 +176,7 @@ def main(argv=None):
         result = plan(cfg, experiments=a.experiments, seconds=a.seconds, cores=a.cores,
                       points=a.points, max_draws=a.draws, data_root=roots, bags_root=a.bags,
                       fit_limit=a.fit_limit, seed=a.seed, cell_overhead=a.cell_overhead,
-                      measure=not a.count_only, log=log)
+                      measure=not a.count_only, strict=a.strict, log=log)
     except ValueError as e:
         ap.error(str(e))
     result["config"] = a.config

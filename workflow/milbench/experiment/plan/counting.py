@@ -13,6 +13,7 @@ cell's fits on each inner fold, then refits.
 from __future__ import annotations
 
 import math
+import re
 
 from milbench.data.folds import fold_keys
 from milbench.experiment.config import job_mem_mb, job_runtime, job_threads
@@ -100,7 +101,31 @@ def _short(spec):
     lab = spec.get("label") or label({k: v for k, v in spec.items() if k not in ("tune", "label")})
     if spec.get("tune"):
         lab += " tune " + "x".join(str(len(v)) for v in spec["tune"].values())
-    return lab if len(lab) <= 60 else lab[:57] + "..."
+    return shorten(lab, 60)
+
+
+def shorten(label, width):
+    """``label`` in at most ``width`` characters, cut only between its parameters and words
+    (after a space, a comma or an opening parenthesis): as much of its tail (the classifier
+    entry, which tells families apart) as half the room holds (its last part at least), then
+    its head, then more tail, around " ... "."""
+    if len(label) <= width:
+        return label
+    parts = [p for p in re.split(r"(?<=[ ,(\[])", label) if p]
+    room = width - 5
+    head, tail = [], []
+
+    def fill(side, limit):
+        while parts and len("".join(head + tail)) + len(parts[0 if side is head else -1]) \
+                <= limit:
+            if side is head:
+                head.append(parts.pop(0))
+            else:
+                tail.insert(0, parts.pop())
+    fill(tail, min(room, max(room // 2, len(parts[-1]))))   # the last part whole
+    fill(head, room)
+    fill(tail, room)
+    return "".join(head).rstrip(" ,") + " ... " + "".join(tail).lstrip(" ,")
 
 
 def count_experiment(name, exp, max_threads):
