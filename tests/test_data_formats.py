@@ -5,7 +5,6 @@ set, the path and what its format expects."""
 import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -175,57 +174,70 @@ def test_c45_default_names_file_is_checked(tmp_path):
 
 
 # --- through Snakemake: one config holding a data set of every format (the real musk2 mat copy
-# too, where ../shared/data is present), dry-run then run for real
+# too, where ../shared/data is present).  The dry run plans every one of them up to the scores;
+# the real run builds every format's bags (the part that differs by format) and scores
+# MI-Simple on the mat data sets (the rest of the pipeline reads only the bag store).
 
 
-def _config(entries):
-    return {"offline": True, "datasets": entries, "experiments": {"formats": {
-        "datasets": sorted(entries),
-        "protocol": {"kind": "kfold", "folds": FOLDS, "repeats": 1, "seed": 0},
-        "selectors": [{"name": "none"}],
-        "classifiers": [{"name": "mi-simple"}],
-        "metrics": ["accuracy"],
-        "stats": [],
-        "figures": [],
-    }}}
+def _experiment(datasets):
+    return {"datasets": sorted(datasets),
+            "protocol": {"kind": "kfold", "folds": FOLDS, "repeats": 1, "seed": 0},
+            "selectors": [{"name": "none"}], "classifiers": [{"name": "mi-simple"}],
+            "metrics": ["accuracy"], "stats": [], "figures": []}
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    """A workflow copy with one data set of each format; the dry run's output, then the real
-    run's scores."""
+    """A workflow copy with one data set of each format: the dry run's output, then the real
+    run's bag metadata and scores."""
     root = copy_workflow(tmp_path_factory.mktemp("formats"))
     (root / "data").mkdir()
     entries = {_name(f): {"format": f, **w(root / "data")} for f, w in WRITERS.items()}
     if MUSK2.is_dir():
         entries["musk2-mat"] = {"format": "mat", "path": str(MUSK2)}
-    (root / "config.yaml").write_text(yaml.safe_dump(_config(entries)))
-    cmd = [sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", "config.yaml",
-           "results/formats/scores.parquet"]
-    dry = subprocess.run(cmd + ["-n"], cwd=root, capture_output=True, text=True, timeout=300)
+    mats = [n for n, e in entries.items() if e["format"] == "mat"]
+    (root / "config.yaml").write_text(yaml.safe_dump({
+        "offline": True, "datasets": entries,
+        "experiments": {"formats": _experiment(entries), "mat": _experiment(mats)}}))
+    cmd = [sys.executable, "-m", "snakemake", "--cores", "1", "--configfile", "config.yaml"]
+    dry = subprocess.run(cmd + ["-n", "--", "results/formats/scores.parquet"], cwd=root,
+                         capture_output=True, text=True, timeout=300)
     assert dry.returncode == 0, dry.stdout[-3000:] + dry.stderr[-3000:]
-    real = subprocess.run(cmd, cwd=root, capture_output=True, text=True, timeout=600)
+    targets = [f"results/bags/{n}/meta.json" for n in entries] + ["results/mat/scores.parquet"]
+    real = subprocess.run(cmd + ["--", *targets], cwd=root, capture_output=True, text=True,
+                          timeout=600)
     assert real.returncode == 0, real.stdout[-3000:] + real.stderr[-3000:]
-    return {"root": root, "dry": dry.stdout + dry.stderr,
-            "scores": pd.read_parquet(root / "results" / "formats" / "scores.parquet")}
+    return {"root": root, "dry": dry.stdout,
+            "scores": pd.read_parquet(root / "results" / "mat" / "scores.parquet")}
+
+
+def _meta(run, name):
+    return yaml.safe_load((run["root"] / "results" / "bags" / name / "meta.json").read_text())
 
 
 @pytest.mark.parametrize("fmt", sorted(WRITERS))
 def test_format_runs_through_a_config(run, fmt):
-    """Dry run plans the data set's bags; the real run builds them (every bag read) and
-    scores MI-Simple on each of the folds."""
+    """The dry run plans the data set's bags and its method job; the real run builds the bags
+    (every bag read, labels kept)."""
     name = _name(fmt)
-    assert f"dataset={name}" in run["dry"] or f"bags/{name}/" in run["dry"]
-    meta = yaml.safe_load((run["root"] / "results" / "bags" / name / "meta.json").read_text())
-    assert meta["n_bags"] == N_BAGS
-    assert meta["n_positive"] == N_BAGS // 2
-    rows = run["scores"][run["scores"]["dataset"] == name]
-    assert len(rows) == FOLDS, rows
+    assert f"results/bags/{name}/meta.json" in run["dry"]
+    assert f"results/formats/runs/{name}/none/mi-simple.parquet" in run["dry"]
+    meta = _meta(run, name)
+    assert (meta["n_bags"], meta["n_positive"]) == (N_BAGS, N_BAGS // 2)
+    assert meta["n_instances"] == sum(len(b) for b in _tiny()[0])
+
+
+def test_mat_data_sets_are_scored(run):
+    """MI-Simple's scores of the mat data sets: one row a fold."""
+    got = run["scores"].groupby("dataset").size().to_dict()
+    want = {n: FOLDS for n in (_name("mat"), "musk2-mat")
+            if (run["root"] / "results" / "bags" / n).is_dir()}
+    assert got == want
 
 
 def test_real_musk2_mat_copy_runs_through_a_config(run):
     if not MUSK2.is_dir():
         pytest.skip("../shared/data absent (fresh clone): the real musk2 mat copy is not there")
-    meta = yaml.safe_load((run["root"] / "results" / "bags" / "musk2-mat" / "meta.json").read_text())
+    meta = _meta(run, "musk2-mat")
     assert (meta["n_bags"], meta["n_instances"], meta["n_positive"]) == (102, 6598, 39)
-    assert len(run["scores"][run["scores"]["dataset"] == "musk2-mat"]) == FOLDS
+    assert run["scores"]["dataset"].eq("musk2-mat").sum() == FOLDS
