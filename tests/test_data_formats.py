@@ -1,7 +1,7 @@
 """Every data format docs/usage.md ("Your own data") documents loads through a config: a tiny
-data set of each format in a copy of the workflow passes ``snakemake -n`` and a real run that
-builds its bags and scores one method (MI-Simple, 2 folds), and a wrong path names the data
-set, the path and what its format expects."""
+data set of each format in a copy of the workflow passes ``snakemake -n`` up to its scores, and
+a real run builds its bags (and scores MI-Simple, 2 folds, on the mat ones); a wrong path names
+the data set, the path and what its format expects."""
 import re
 import subprocess
 import sys
