@@ -187,19 +187,50 @@ def job_runtime(minutes_per_cell, n_cells, threads):
     return int(minutes_per_cell) * -(-int(n_cells) // int(threads))
 
 
+# formats whose ``path`` is a directory, and the files it must hold (docs/usage.md, "Your own
+# data"; the mat reader and the bag store read exactly these)
+DIRECTORY_FORMATS = {"mat": ("X.mat", "Bag2.mat", "BagI.mat"),
+                     "parquet": ("instances.parquet", "bags.parquet", "meta.json")}
+
+
 def missing_dataset_files(config, root="."):
-    """Messages for the ``datasets:`` entries whose ``path`` (or c45 ``names``) is not a file.
+    """Messages for the ``datasets:`` entries whose data is not where their format expects it:
+    for ``mat`` and ``parquet`` a directory holding :data:`DIRECTORY_FORMATS`' files, for the
+    other formats a file (and for ``c45`` its ``.names`` file, ``names`` or path with .names).
 
     Relative paths are relative to ``root``, the working directory Snakemake runs in (its
     ``--directory``), as for every input of a rule.  Checked at parse time whether or not the
     entry's bags were built already, so a wrong path never reuses stale bags silently."""
+    base = Path(root)
+    where = f"relative paths are relative to the working directory {str(base.resolve())!r}"
     out = []
     for name, spec in sorted((config.get("datasets") or {}).items()):
-        for key in ("path", "names"):
-            given = spec.get(key)
-            if given is not None and not (Path(root) / given).is_file():
-                out.append(f"datasets: {name}: {key} {given!r} is not a file (relative paths are "
-                           f"relative to the working directory {str(Path(root).resolve())!r})")
+        fmt, given = spec.get("format"), spec.get("path")
+        if given is None:
+            continue
+        path = base / given
+        if fmt in DIRECTORY_FORMATS:
+            need = DIRECTORY_FORMATS[fmt]
+            if not path.is_dir():
+                found = "a file" if path.exists() else "nothing there"
+                out.append(f"datasets: {name}: path {given!r} is not a directory (format {fmt} "
+                           f"is a directory holding {', '.join(need)}; found {found}; {where})")
+                continue
+            lacking = [f for f in need if not (path / f).is_file()]
+            if lacking:
+                out.append(f"datasets: {name}: directory {given!r} lacks {', '.join(lacking)} "
+                           f"(format {fmt} needs {', '.join(need)}; {where})")
+            continue
+        files = [("path", given)]
+        if fmt == "c45":
+            files.append(("names", spec.get("names") or str(Path(given).with_suffix(".names"))))
+        for key, value in files:
+            if not (base / value).is_file():
+                default = " (the default: path with .names)" if key == "names" and \
+                    "names" not in spec else ""
+                out.append(f"datasets: {name}: {key} {value!r}{default} is not a file (format "
+                           f"{fmt} reads a file; {where})")
+                break
     return out
 
 
