@@ -6,9 +6,11 @@ of the workflow (``copy_workflow``). Commands are taken from fenced ``bash`` / `
 Each is made cheap, never changed in what it names: ``snakemake`` gets ``-n`` (a dry run plans
 every job and checks the config, the data paths and the rules); ``python -m
 milbench.experiment.plan`` gets ``--count-only``; the benchmark scripts and the one-cell runner
-get ``--help``. Placeholders in angle brackets get test values, a user's own file
-(``mybench.yaml``) is written from the README's recipe. Commands that need a cluster, follow a
-running job forever or commit to the user's repository are listed in ``SKIPPED`` with the reason.
+get ``--help``; ``reproduction keep`` / ``restore`` get the copy's ``--archive``, so nothing is
+written into the checkout. Placeholders in angle brackets get test values, a user's own file
+(``mybench.yaml``, its CSV) is written from the README's recipe, a mirror is an empty directory.
+Commands that set up the environment, need a cluster or a finished run, follow a running job
+forever or commit to the user's repository are listed in ``SKIPPED`` with the reason.
 A command fails the test when it exits non-zero or its shell cannot find it."""
 import os
 import re
