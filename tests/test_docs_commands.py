@@ -12,6 +12,7 @@ written into the checkout. Placeholders in angle brackets get test values, a use
 Commands that set up the environment, need a cluster or a finished run, follow a running job
 forever or commit to the user's repository are listed in ``SKIPPED`` with the reason.
 A command fails the test when it exits non-zero or its shell cannot find it."""
+import importlib.util
 import os
 import re
 import subprocess
@@ -186,3 +187,23 @@ def test_documented_command_runs(command, workdir):
     out = res.stdout + res.stderr
     assert res.returncode == 0 and "command not found" not in out, (
         f"`{command}` (run as `{run}`) exited {res.returncode}:\n{out[-3000:]}")
+
+
+def test_every_module_the_pages_name_runs_with_python_m():
+    """Every ``python -m <module>`` the pages name in their text is a module ``python -m`` can
+    run from the checkout's root (a module, or a package with ``__main__``)."""
+    named = {}
+    for page in PAGES:
+        for m in re.finditer(r"`python\s+-m\s+([\w.]+)(?=[\s`])", page.read_text()):
+            named.setdefault(m.group(1), page.relative_to(REPO))
+    assert "milbench.experiment.plan" in named and len(named) >= 10, named
+    sys.path.insert(0, str(REPO))
+    try:
+        for module, page in sorted(named.items()):
+            spec = importlib.util.find_spec(module)
+            assert spec is not None, f"{page}: `python -m {module}`: no such module"
+            if spec.submodule_search_locations is not None:
+                assert importlib.util.find_spec(f"{module}.__main__") is not None, (
+                    f"{page}: `python -m {module}`: a package without __main__")
+    finally:
+        sys.path.remove(str(REPO))
