@@ -143,6 +143,10 @@ def test_runtime_bars(tmp_path):
     ax = fig.axes[0]
     bars = [c for c in ax.containers if isinstance(c, BarContainer)]
     assert len(bars) == 4 and all(len(b) == 5 for b in bars)    # 4 methods x 5 data sets
+    names = P._method_names(sc)
+    median = sc.groupby("method")["fit_cpu_seconds"].median().sort_values()
+    assert [b.get_label() for b in bars] == [names[m] for m in median.index]  # fastest left
+    assert [b.get_label() for b in bars] != sorted(names.values(), key=S.natural_key)
     means = sc.groupby(["method", "dataset"])["fit_cpu_seconds"].mean()     # CPU by default
     midr = [b for b in bars if b.get_label() == "midr + milr"][0]     # the short label
     assert [p.get_height() for p in midr] == pytest.approx(means["midr+milr"].values)
@@ -155,8 +159,12 @@ def test_runtime_bars(tmp_path):
     panels = [ax for ax in fig.axes if ax.get_visible()]
     assert len(panels) == 2
     labels = [t.get_text() for t in panels[0].get_yticklabels()]
-    assert len(labels) == 14 and labels[:3] == ["clf0", "clf1", "clf2"]   # "none" left out
-    assert labels[-1] == "clf13"                       # natural order, not clf1, clf10, ...
+    median = many.groupby("classifier")["fit_cpu_seconds"].median().sort_values()
+    assert labels == list(median.index)                # by median, fastest on top; "none" left out
+    assert labels != sorted(labels, key=S.natural_key)
+    assert [t.get_text() for t in panels[1].get_yticklabels()] == labels   # one order
+    assert panels[0].get_xlim() == panels[1].get_xlim()                   # one x range
+    assert "ordered by median training cpu time (s), fastest first" in fig._suptitle.get_text()
 
 
 def test_cd_diagram_nemenyi_and_bonferroni_dunn(tmp_path):
@@ -400,7 +408,8 @@ def test_long_labels_become_codes_without_overlap(tmp_path):
                             methods=[(s, c.replace("seed", "k") + f"-{j}", 0.0)
                                      for j in range(3) for s, c, _ in LONG])
     fig = P.plot_runtime(many)
-    assert _ticklabels(fig.axes[0])[:2] == ["M1", "M2"] and not _labels_overlap(fig)
+    assert set(_ticklabels(fig.axes[0])) == {f"M{i}" for i in range(1, 16)}
+    assert not _labels_overlap(fig)
     # the CD diagram: codes, key and the note on too few data sets under it
     paths = P.make_figures(sc, [{"kind": "cd"}], tmp_path)
     _valid(paths)
