@@ -88,18 +88,19 @@ def _label(col):
     return col.replace("_", " ")
 
 
-def _figure(nrows=1, ncols=1, panel=(5.0, 3.8), extra_w=0.0, key=()):
-    """A figure of nrows x ncols panels; with ``key`` lines (code -> full label), a column
-    right of the panels holds them as a table and the figure is tall enough for it."""
+def _figure(nrows=1, ncols=1, panel=(5.0, 3.8), extra_w=0.0, key=(), extra_h=0.0):
+    """A figure of nrows x ncols panels (``extra_h`` inches more for a title and footnote);
+    with ``key`` lines (code -> full label), a column right of the panels holds them as a
+    table and the figure is tall enough for it."""
     if not key:
-        fig = Figure(figsize=(panel[0] * ncols + extra_w, panel[1] * nrows),
+        fig = Figure(figsize=(panel[0] * ncols + extra_w, panel[1] * nrows + extra_h),
                      layout="constrained")
         return fig, fig.subplots(nrows, ncols, squeeze=False)
     lines = [wrapped for line in key
              for wrapped in textwrap.wrap(line, 72, subsequent_indent="      ",
                                           break_on_hyphens=False)]
     key_w = 0.058 * max(len(line) for line in lines) + 0.4
-    height = max(panel[1] * nrows, 0.16 * len(lines) + 0.9)
+    height = max(panel[1] * nrows + extra_h, 0.16 * len(lines) + 0.9)
     fig = Figure(figsize=(panel[0] * ncols + extra_w + key_w, height), layout="constrained")
     gs = fig.add_gridspec(nrows, ncols + 1, width_ratios=[panel[0]] * ncols + [key_w])
     axes = np.array([[fig.add_subplot(gs[r, c]) for c in range(ncols)] for r in range(nrows)])
@@ -379,9 +380,11 @@ def plot_scores(scores, metrics=("accuracy", "auroc"), by="dataset", alpha=0.05,
     longest = max(len(v) for v in shown.values())
     # each data set's metrics wrap onto rows of at most MAX_COLS panels
     per_key, ncols = _grid(len(metrics))
-    fig, axes = _figure(len(keys) * per_key, ncols,
-                        panel=(max(MIN_PANEL[0], 3.2 + 0.065 * longest),
-                               max(MIN_PANEL[1], 1.3 + 0.3 * n_max)), key=key)
+    panel = (max(MIN_PANEL[0], 3.2 + 0.065 * longest), max(MIN_PANEL[1], 1.3 + 0.3 * n_max))
+    # the title and the footnote (up to ~430 characters, wrapped as _footnote does)
+    foot = math.ceil(430 / max(60, int(panel[0] * ncols * 13)))
+    fig, axes = _figure(len(keys) * per_key, ncols, panel=panel, key=key,
+                        extra_h=0.45 + 0.14 * foot)
     _hide_unused(axes, 0)                             # shown as they are drawn
     rng = np.random.default_rng(seed)
     tested = untested = 0
