@@ -124,8 +124,8 @@ def test_run_without_targets_writes_one_row_saying_why(tmp_path, monkeypatch):
     def run(experiment):
         out = tmp_path / experiment / "reproduction.csv"
         out.parent.mkdir()
-        smk = SimpleNamespace(input=[str(summary)], output=[str(out)], log=[], rule="reproduction",
-                              params=SimpleNamespace(mapping={}),
+        smk = SimpleNamespace(input=[str(summary)], output=[str(out)], log=[],
+                              rule="reproduction", params=SimpleNamespace(mapping={}),
                               wildcards=SimpleNamespace(experiment=experiment))
         runpy.run_path(str(REPO / "workflow/scripts/reproduction.py"),
                        init_globals={"snakemake": smk})
