@@ -129,13 +129,13 @@ def _grid(n, max_cols=MAX_COLS):
 
 
 def _share_limits(axes, values, axis="x", log=False, pad=0.05):
-    """One range over ``axes`` for ``axis``: the extent of ``values`` (every value any of the
-    panels shows) with ``pad`` of it either side (a factor on a log axis), so that equal
-    gaps look equal in every panel of a figure."""
-    v = np.asarray(values, dtype=float).ravel()
+    """One range over ``axes`` for ``axis``: the extent of ``values`` (arrays of every value
+    any of the panels shows) with ``pad`` of it either side (a factor on a log axis), so that
+    equal gaps look equal in every panel of a figure."""
+    v = np.concatenate([np.ravel(np.asarray(a, dtype=float)) for a in values] or [[]])
     v = v[np.isfinite(v) & (v > 0)] if log else v[np.isfinite(v)]
     if not axes or not v.size:
-        return None
+        return
     lo, hi = float(v.min()), float(v.max())
     if log:
         span = (hi / lo) ** pad if hi > lo else 2.0
@@ -145,7 +145,6 @@ def _share_limits(axes, values, axis="x", log=False, pad=0.05):
         lo, hi = lo - span, hi + span
     for ax in axes:
         (ax.set_xlim if axis == "x" else ax.set_ylim)(lo, hi)
-    return lo, hi
 
 
 def _colors(labels):
@@ -441,9 +440,8 @@ def plot_scores(scores, metrics=("accuracy", "auroc"), by="dataset", alpha=0.05,
             ax.set_ylim(len(order) - 0.5, -0.5)               # best on top
             ax.set_xlabel(_label(metric), fontsize=9)
             ax.grid(True, axis="x", alpha=0.3)
-    for metric, (axs, values) in drawn.items():        # one x range per metric
-        if values:
-            _share_limits(axs, np.concatenate(values))
+    for axs, values in drawn.values():                 # one x range per metric
+        _share_limits(axs, values)
     unit = " x ".join(blocks) or "run"
     note = (f"Box: quartiles over folds ({unit}; per-seed rows averaged), whiskers 1.5 "
             "IQR, dots: folds, diamond: mean; sorted by mean, best on top in bold.")
@@ -605,7 +603,7 @@ def _line_panels(df, metric, x, hue, by, title, xlabel=None, logx=False):
             ax.set_xscale("log")
         ax.grid(True, alpha=0.3)
     _hide_unused(axes, len(keys))
-    _share_limits(list(axes.ravel()[: len(keys)]), np.concatenate(shown_y), axis="y")
+    _share_limits(list(axes.ravel()[: len(keys)]), shown_y, axis="y")
     h_all = {}
     for ax in axes.ravel()[: len(keys)]:
         for h, lab in zip(*ax.get_legend_handles_labels()):
@@ -732,7 +730,7 @@ def _grid_points(df, x, y, xs, ys, metric, by, keys, title):
         ax.set_title(", ".join(_fmt(v) for v in key), fontsize=10)
         ax.grid(True, axis="y", alpha=0.3)
     _hide_unused(axes, len(keys))
-    _share_limits(list(axes.ravel()[: len(keys)]), np.concatenate(shown_y), axis="y")
+    _share_limits(list(axes.ravel()[: len(keys)]), shown_y, axis="y")
     fixed_txt = (f"{_label(fixed)} = {_fmt(fixed_v[0])}" if len(fixed_v) == 1
                  else f"{_label(fixed)}: no value")
     fig.suptitle((title or f"{_label(metric)} over {_label(vary)}{_synthetic_note(df)}")
@@ -817,9 +815,9 @@ def plot_runtime(scores, metric="fit_cpu_seconds", hue="method", by="dataset", t
         _hide_unused(axes, len(datasets))
         panels = list(axes.ravel()[: len(datasets)])
         if log:
-            _share_limits(panels, np.concatenate(ends), log=True)
+            _share_limits(panels, ends, log=True)
         else:                                           # bars start at zero
-            _share_limits(panels, np.concatenate(ends + [[0.0]]))
+            _share_limits(panels, ends + [[0.0]])
             for ax in panels:
                 ax.set_xlim(0.0, None)
     fig.suptitle(title, fontsize=12)
