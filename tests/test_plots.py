@@ -143,6 +143,10 @@ def test_runtime_bars(tmp_path):
     ax = fig.axes[0]
     bars = [c for c in ax.containers if isinstance(c, BarContainer)]
     assert len(bars) == 4 and all(len(b) == 5 for b in bars)    # 4 methods x 5 data sets
+    names = P._method_names(sc)
+    mean = sc.groupby("method")["fit_cpu_seconds"].mean().sort_values()
+    assert [b.get_label() for b in bars] == [names[m] for m in mean.index]    # fastest left
+    assert [b.get_label() for b in bars] != sorted(names.values(), key=S.natural_key)
     means = sc.groupby(["method", "dataset"])["fit_cpu_seconds"].mean()     # CPU by default
     midr = [b for b in bars if b.get_label() == "midr + milr"][0]     # the short label
     assert [p.get_height() for p in midr] == pytest.approx(means["midr+milr"].values)
@@ -155,8 +159,13 @@ def test_runtime_bars(tmp_path):
     panels = [ax for ax in fig.axes if ax.get_visible()]
     assert len(panels) == 2
     labels = [t.get_text() for t in panels[0].get_yticklabels()]
-    assert len(labels) == 14 and labels[:3] == ["clf0", "clf1", "clf2"]   # "none" left out
-    assert labels[-1] == "clf13"                       # natural order, not clf1, clf10, ...
+    mean = many.groupby("classifier")["fit_cpu_seconds"].mean().sort_values()
+    assert labels == list(mean.index)                  # by mean, fastest on top; "none" left out
+    assert labels != sorted(labels, key=S.natural_key)
+    assert [t.get_text() for t in panels[1].get_yticklabels()] == labels   # one order
+    assert panels[0].get_xlim() == panels[1].get_xlim()                   # one x range
+    assert "ordered by their mean over every fold and data set, fastest first" \
+        in fig._suptitle.get_text()
 
 
 def test_cd_diagram_nemenyi_and_bonferroni_dunn(tmp_path):
@@ -400,7 +409,8 @@ def test_long_labels_become_codes_without_overlap(tmp_path):
                             methods=[(s, c.replace("seed", "k") + f"-{j}", 0.0)
                                      for j in range(3) for s, c, _ in LONG])
     fig = P.plot_runtime(many)
-    assert _ticklabels(fig.axes[0])[:2] == ["M1", "M2"] and not _labels_overlap(fig)
+    assert set(_ticklabels(fig.axes[0])) == {f"M{i}" for i in range(1, 16)}
+    assert not _labels_overlap(fig)
     # the CD diagram: codes, key and the note on too few data sets under it
     paths = P.make_figures(sc, [{"kind": "cd"}], tmp_path)
     _valid(paths)
@@ -522,3 +532,69 @@ def test_report_front_page_lists_the_experiments():
         assert " ".join(exp["description"].split())[:40] in " ".join(html.split())
     assert "(no results in this report)" in html          # zoo etc. are not in `cats`
     assert html.index("What to look at first") < html.index("quickstart")
+
+
+def _panel_inches(fig):
+    """(width, height) in inches of every visible panel with data, after layout."""
+    fig.draw_without_rendering()
+    w, h = fig.get_size_inches()
+    return [(ax.get_position().width * w, ax.get_position().height * h)
+            for ax in fig.axes if ax.get_visible() and ax.axison]
+
+
+def test_panels_of_a_metric_share_one_range():
+    sc = synthetic_scores(11, datasets=("musk1", "fox", "tiger"), repeats=1, folds=5)
+    sc.loc[sc.dataset == "fox", ["accuracy", "auroc"]] -= 0.25    # far apart per data set
+    fig = P.plot_scores(sc, ["accuracy", "auroc"])
+    panels = [ax for ax in fig.axes if ax.get_visible() and ax.patches]
+    for metric in ("accuracy", "auroc"):
+        axs = [ax for ax in panels if ax.get_xlabel() == P._label(metric)]
+        assert len(axs) == 3 and len({ax.get_xlim() for ax in axs}) == 1
+        lo, hi = axs[0].get_xlim()
+        assert lo < sc[metric].min() and hi > sc[metric].max()   # every fold of every set
+        assert hi - lo < 1.3 * (sc[metric].max() - sc[metric].min())   # and no wider
+    acc = {ax.get_xlim() for ax in panels if ax.get_xlabel() == "Accuracy"}
+    assert acc != {ax.get_xlim() for ax in panels if ax.get_xlabel() == "AUROC"}
+    # metric curves: one y range over the data sets' panels
+    feats = synthetic_scores(12, datasets=("musk1", "fox"), n_features=(10, 40), repeats=1,
+                             folds=3)
+    feats.loc[feats.dataset == "fox", "accuracy"] -= 0.25
+    fig = P.plot_vs_features(feats, "accuracy")
+    axs = [ax for ax in fig.axes if ax.get_visible() and ax.lines]
+    assert len(axs) == 2 and axs[0].get_ylim() == axs[1].get_ylim()
+
+
+def test_scores_text_stays_readable_at_any_panel_count():
+    """Fonts are fixed in points and panels wrap onto rows of at most MAX_COLS, so a figure of
+    many panels is no wider than three panels and no panel is smaller than MIN_PANEL: shown
+    at a page's width, its text is as large as a one-panel figure's."""
+    one = synthetic_scores(13, datasets=("musk1",), repeats=1, folds=4,
+                           methods=[("none", "milr", 0.0), ("none", "mi-simple", 0.05)])
+    many = synthetic_scores(13, datasets=[f"d{i}" for i in range(5)], repeats=1, folds=4,
+                            methods=[("none", "milr", 0.0), ("none", "mi-simple", 0.05)])
+    for df in (one, many):
+        df["balanced_accuracy"] = df["accuracy"]
+        df["f1"] = df["auroc"]
+    four = ["balanced_accuracy", "f1", "auroc", "accuracy"]
+    strip = P.plot_scores(one, four)                 # 1 data set x 4 metrics: 2 x 2, no strip
+    sizes = _panel_inches(strip)
+    assert len(sizes) == 4
+    w, h = strip.get_size_inches()
+    assert w / h < 2.5 and w < 2 * 6.0 + 1.0
+    small = P.plot_scores(one, ["accuracy"])
+    big = P.plot_scores(many, ["accuracy", "auroc"])     # 10 panels
+    assert len(_panel_inches(big)) == 10
+    fonts = [sorted({t.get_fontsize() for ax in f.axes if ax.get_visible()
+                     for t in ax.get_yticklabels() + [ax.title, ax.xaxis.label]})
+             for f in (small, strip, big)]
+    assert fonts[0] == fonts[1] == fonts[2]
+    for fig in (small, strip, big):
+        assert fig.get_figwidth() <= P.MAX_COLS * 6.0 + 1.0
+        for pw, ph in _panel_inches(fig):            # the plotting area, inches
+            assert pw >= 2.5 and ph >= 1.2
+    assert big.get_figheight() > 2 * small.get_figheight()    # grows downwards instead
+    assert not _labels_overlap(big) and not _labels_overlap(strip)
+    # the runtime figure: many data sets wrap into panels the same way
+    runtime = P.plot_runtime(many.assign(dataset=many.dataset + "-" + "x" * 30))
+    assert runtime.get_figwidth() <= P.MAX_COLS * 6.0 + 1.0
+    assert P._grid(4) == (2, 2) and P._grid(10) == (4, 3) and P._grid(1) == (1, 1)

@@ -11,6 +11,7 @@ import yaml
 from milbench.report.reproduction import reproduction_table
 from milbench.report.targets import (
     EXPERIMENTS,
+    TABLE_COLUMNS,
     TARGETS_DIR,
     TOLERANCE,
     TargetError,
@@ -104,6 +105,40 @@ def test_cvfs_is_qualitative():
 def _summary(rows):
     base = dict(selector="none", classifier="milr", n=50)
     return pd.DataFrame([{**base, **r} for r in rows])
+
+
+def test_run_without_targets_writes_one_row_saying_why(tmp_path, monkeypatch):
+    """The reproduction rule's script on an experiment without paper targets: its declared
+    output holds one row whose status says there is nothing to compare, not a bare header;
+    an experiment with targets gets its target rows only."""
+    import runpy
+    import sys
+    from types import SimpleNamespace
+
+    monkeypatch.setattr(sys, "excepthook", sys.excepthook)     # the script's log setup sets it
+    monkeypatch.syspath_prepend(str(REPO / "workflow" / "scripts"))
+    summary = tmp_path / "summary.csv"
+    _summary([dict(dataset="musk1", method="none+milr", auroc_mean=0.9)]).to_csv(summary,
+                                                                              index=False)
+
+    def run(experiment):
+        out = tmp_path / experiment / "reproduction.csv"
+        out.parent.mkdir()
+        smk = SimpleNamespace(input=[str(summary)], output=[str(out)], log=[],
+                              rule="reproduction", params=SimpleNamespace(mapping={}),
+                              wildcards=SimpleNamespace(experiment=experiment))
+        runpy.run_path(str(REPO / "workflow/scripts/reproduction.py"),
+                       init_globals={"snakemake": smk})
+        return pd.read_csv(out)
+
+    table = run("quickstart")
+    assert list(table.columns) == TABLE_COLUMNS and len(table) == 1
+    assert table["status"].iloc[0].startswith("no paper targets for experiment 'quickstart': "
+                                              "it is not a paper's configuration")
+    assert table.drop(columns="status").isna().all(axis=None)
+    midr = run("midr")
+    assert len(midr) == len(reproduction_table(pd.read_csv(summary), "midr"))
+    assert not midr["status"].str.startswith("no paper targets").any()
 
 
 def test_reproduction_table_matching_and_statuses():

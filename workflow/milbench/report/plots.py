@@ -88,18 +88,19 @@ def _label(col):
     return col.replace("_", " ")
 
 
-def _figure(nrows=1, ncols=1, panel=(5.0, 3.8), extra_w=0.0, key=()):
-    """A figure of nrows x ncols panels; with ``key`` lines (code -> full label), a column
-    right of the panels holds them as a table and the figure is tall enough for it."""
+def _figure(nrows=1, ncols=1, panel=(5.0, 3.8), extra_w=0.0, key=(), extra_h=0.0):
+    """A figure of nrows x ncols panels (``extra_h`` inches more for a title and footnote);
+    with ``key`` lines (code -> full label), a column right of the panels holds them as a
+    table and the figure is tall enough for it."""
     if not key:
-        fig = Figure(figsize=(panel[0] * ncols + extra_w, panel[1] * nrows),
+        fig = Figure(figsize=(panel[0] * ncols + extra_w, panel[1] * nrows + extra_h),
                      layout="constrained")
         return fig, fig.subplots(nrows, ncols, squeeze=False)
     lines = [wrapped for line in key
              for wrapped in textwrap.wrap(line, 72, subsequent_indent="      ",
                                           break_on_hyphens=False)]
     key_w = 0.058 * max(len(line) for line in lines) + 0.4
-    height = max(panel[1] * nrows, 0.16 * len(lines) + 0.9)
+    height = max(panel[1] * nrows + extra_h, 0.16 * len(lines) + 0.9)
     fig = Figure(figsize=(panel[0] * ncols + extra_w + key_w, height), layout="constrained")
     gs = fig.add_gridspec(nrows, ncols + 1, width_ratios=[panel[0]] * ncols + [key_w])
     axes = np.array([[fig.add_subplot(gs[r, c]) for c in range(ncols)] for r in range(nrows)])
@@ -112,9 +113,38 @@ def _figure(nrows=1, ncols=1, panel=(5.0, 3.8), extra_w=0.0, key=()):
     return fig, axes
 
 
-def _grid(n):
-    ncols = min(n, 3)
-    return max(1, math.ceil(n / ncols)), max(1, ncols)
+#: panels per row at most: a figure grows downwards beyond, so its width (and the size its
+#: text is shown at when fitted to a page or screen) stays bounded at any panel count
+MAX_COLS = 3
+#: the smallest panel drawn, inches (width, height); fonts are fixed in points
+MIN_PANEL = (3.0, 2.2)
+
+
+def _grid(n, max_cols=MAX_COLS):
+    """(rows, columns) for ``n`` panels: at most ``max_cols`` columns, rows balanced
+    (4 panels: 2 x 2, not 3 + 1)."""
+    n = max(1, n)
+    ncols = math.ceil(n / math.ceil(n / max_cols))
+    return math.ceil(n / ncols), ncols
+
+
+def _share_limits(axes, values, axis="x", log=False, pad=0.05):
+    """One range over ``axes`` for ``axis``: the extent of ``values`` (arrays of every value
+    any of the panels shows) with ``pad`` of it either side (a factor on a log axis), so that
+    equal gaps look equal in every panel of a figure."""
+    v = np.concatenate([np.ravel(np.asarray(a, dtype=float)) for a in values] or [[]])
+    v = v[np.isfinite(v) & (v > 0)] if log else v[np.isfinite(v)]
+    if not axes or not v.size:
+        return
+    lo, hi = float(v.min()), float(v.max())
+    if log:
+        span = (hi / lo) ** pad if hi > lo else 2.0
+        lo, hi = lo / span, hi * span
+    else:
+        span = (hi - lo) * pad or max(abs(hi) * pad, 0.01)
+        lo, hi = lo - span, hi + span
+    for ax in axes:
+        (ax.set_xlim if axis == "x" else ax.set_ylim)(lo, hi)
 
 
 def _colors(labels):
@@ -328,7 +358,8 @@ def plot_scores(scores, metrics=("accuracy", "auroc"), by="dataset", alpha=0.05,
     method significantly worse than the best: paired t-test over matched folds (cvfs-mil
     Table 1), Holm-adjusted over the comparisons with the best of that panel (Holm 1979;
     Demšar 2006 §3.1 on the caveats of fold-level tests).  Long labels become codes M1, M2...
-    with a key beside the panels."""
+    with a key beside the panels.  Every panel of a metric has the same x range; more
+    metrics than :data:`MAX_COLS` wrap onto further rows of the data set."""
     metrics = [m for m in (metrics or ()) if _has(scores, m)]
     title = title or f"Scores per fold{_synthetic_note(scores)}"
     if not metrics:
@@ -346,19 +377,28 @@ def plot_scores(scores, metrics=("accuracy", "auroc"), by="dataset", alpha=0.05,
     keys = _group_keys(df, rows_by)
     n_max = int(df.groupby(rows_by)["_m"].nunique().max())
     longest = max(len(v) for v in shown.values())
-    fig, axes = _figure(len(keys), len(metrics),
-                        panel=(3.2 + 0.065 * longest, 1.3 + 0.3 * n_max), key=key)
+    # each data set's metrics wrap onto rows of at most MAX_COLS panels
+    per_key, ncols = _grid(len(metrics))
+    panel = (max(MIN_PANEL[0], 3.2 + 0.065 * longest), max(MIN_PANEL[1], 1.3 + 0.3 * n_max))
+    # the title and the footnote (up to ~430 characters, wrapped as _footnote does)
+    foot = math.ceil(430 / max(60, int(panel[0] * ncols * 13)))
+    fig, axes = _figure(len(keys) * per_key, ncols, panel=panel, key=key,
+                        extra_h=0.45 + 0.14 * foot)
+    _hide_unused(axes, 0)                             # shown as they are drawn
     rng = np.random.default_rng(seed)
     tested = untested = 0
     n_pairs = set()
+    drawn = {m: ([], []) for m in metrics}              # metric -> (axes, values shown)
     for row, key_v in enumerate(keys):
         rowdf = df
         for b, v in zip(rows_by, key_v):
             rowdf = rowdf[rowdf[b] == v]
         head = ", ".join([str(key_v[0])] + [f"{_label(b).lower()} {_fmt(v)}"
                                             for b, v in zip(rows_by[1:], key_v[1:])])
-        for col, metric in enumerate(metrics):
-            ax = axes[row, col]
+        for j, metric in enumerate(metrics):
+            ax = axes[row * per_key + j // ncols, j % ncols]
+            ax.set_visible(True)
+            drawn[metric][0].append(ax)
             sub = rowdf[rowdf[metric].notna()]
             ax.set_title(head, fontsize=10)
             if sub.empty:
@@ -382,6 +422,7 @@ def plot_scores(scores, metrics=("accuracy", "auroc"), by="dataset", alpha=0.05,
                 untested += 1
             ys = np.arange(len(order))
             data = [wide[m].dropna().to_numpy(float) for m in order]
+            drawn[metric][1].extend(data)
             bp = ax.boxplot(data, positions=ys, orientation="horizontal", widths=0.6,
                             patch_artist=True, showfliers=False,
                             medianprops={"color": "black", "lw": 1.2})
@@ -399,6 +440,8 @@ def plot_scores(scores, metrics=("accuracy", "auroc"), by="dataset", alpha=0.05,
             ax.set_ylim(len(order) - 0.5, -0.5)               # best on top
             ax.set_xlabel(_label(metric), fontsize=9)
             ax.grid(True, axis="x", alpha=0.3)
+    for axs, values in drawn.values():                 # one x range per metric
+        _share_limits(axs, values)
     unit = " x ".join(blocks) or "run"
     note = (f"Box: quartiles over folds ({unit}; per-seed rows averaged), whiskers 1.5 "
             "IQR, dots: folds, diamond: mean; sorted by mean, best on top in bold.")
@@ -522,6 +565,7 @@ def _line_panels(df, metric, x, hue, by, title, xlabel=None, logx=False):
     colors = _colors(series)
     fig, axes = _figure(nrows, ncols)
     drawn = set()                                       # "line" and/or "point"
+    shown_y = []                                        # every y value drawn, for one y range
     for ax, key in zip(axes.ravel(), keys):
         sub = df
         if by:
@@ -544,6 +588,7 @@ def _line_panels(df, metric, x, hue, by, title, xlabel=None, logx=False):
         for s, agg in aggs.items():
             xv = agg.index.to_numpy(dtype=float) + shift.get(s, 0.0)
             mu, sd = agg["mean"].to_numpy(float), agg["std"].fillna(0).to_numpy(float)
+            shown_y += [mu - sd, mu + sd]
             if xv.size > 1:                             # a line with its ±1 std band
                 ax.plot(xv, mu, marker="o", ms=3.5, lw=1.5, color=colors[s], label=s)
                 ax.fill_between(xv, mu - sd, mu + sd, color=colors[s], alpha=0.18, lw=0)
@@ -558,6 +603,7 @@ def _line_panels(df, metric, x, hue, by, title, xlabel=None, logx=False):
             ax.set_xscale("log")
         ax.grid(True, alpha=0.3)
     _hide_unused(axes, len(keys))
+    _share_limits(list(axes.ravel()[: len(keys)]), shown_y, axis="y")
     h_all = {}
     for ax in axes.ravel()[: len(keys)]:
         for h, lab in zip(*ax.get_legend_handles_labels()):
@@ -664,11 +710,13 @@ def _grid_points(df, x, y, xs, ys, metric, by, keys, title):
     fixed_v = (ys if vary == x else xs)
     nrows, ncols = _grid(len(keys))
     fig, axes = _figure(nrows, ncols, panel=(max(3.5, 0.6 * len(levels) + 2.0), 3.2))
+    shown_y = []                                        # every y value drawn, for one y range
     for ax, key in zip(axes.ravel(), keys):
         sub = df
         for b, v in zip(by, key):
             sub = sub[sub[b] == v]
         agg = (sub.groupby(vary)[metric].agg(["mean", "std"]).reindex(levels))
+        shown_y += [agg["mean"] - agg["std"].fillna(0), agg["mean"] + agg["std"].fillna(0)]
         pos = np.arange(len(levels))
         ax.errorbar(pos, agg["mean"].to_numpy(float), yerr=agg["std"].fillna(0).to_numpy(float),
                     fmt="o", ms=6, capsize=4, color="tab:blue")
@@ -682,6 +730,7 @@ def _grid_points(df, x, y, xs, ys, metric, by, keys, title):
         ax.set_title(", ".join(_fmt(v) for v in key), fontsize=10)
         ax.grid(True, axis="y", alpha=0.3)
     _hide_unused(axes, len(keys))
+    _share_limits(list(axes.ravel()[: len(keys)]), shown_y, axis="y")
     fixed_txt = (f"{_label(fixed)} = {_fmt(fixed_v[0])}" if len(fixed_v) == 1
                  else f"{_label(fixed)}: no value")
     fig.suptitle((title or f"{_label(metric)} over {_label(vary)}{_synthetic_note(df)}")
@@ -700,25 +749,31 @@ def _seconds(df, metric):
 def plot_runtime(scores, metric="fit_cpu_seconds", hue="method", by="dataset", title=None,
                  log=None):
     """Mean runtime per method and data set with ±1 std error bars (cvfs Fig. 9,
-    midr Table 2, miordm Table 5).  Up to 12 methods: grouped vertical bars (data sets on
-    the x axis, one colour per method); more: one panel per data set with a horizontal
-    bar per method.  Log scale when the means span more than two decades (or ``log``)."""
+    midr Table 2, miordm Table 5), methods ordered by their mean runtime over every fold
+    and data set, fastest first (ties in natural order of their labels).  Up to 12 methods
+    while the figure stays narrow: grouped vertical bars (data sets on the x axis, one colour
+    per method, fastest on the left); else one panel per data set (at most :data:`MAX_COLS`
+    a row, one x range for all) with a horizontal bar per method, fastest on top.  Log scale
+    when the means span more than two decades (or ``log``)."""
     df = scores.copy()
     df["_t"] = _seconds(df, metric)
     df["_series"] = (df["method"].map(_method_names(df)) if hue == "method"
                      else df[hue].astype(str))
     agg = df.groupby([by, "_series"], sort=True)["_t"].agg(["mean", "std"]).fillna(0.0)
     datasets = sorted(df[by].unique(), key=natural_key)
-    series = sorted(df["_series"].unique(), key=natural_key)
+    named = sorted(df["_series"].unique(), key=natural_key)
+    mean = df.groupby("_series")["_t"].mean()
+    series = sorted(named, key=lambda s: (np.nan_to_num(mean[s], nan=np.inf), named.index(s)))
     pos = agg["mean"][agg["mean"] > 0]
     if log is None:
         log = len(pos) > 0 and pos.max() / pos.min() > 100
-    title = title or f"{_label(metric)}: mean ± std over folds{_synthetic_note(scores)}"
-    colors = _colors(series)
-    if len(series) <= 12:
+    title = ((title or f"{_label(metric)}: mean ± std over folds{_synthetic_note(scores)}")
+             + "\nmethods ordered by their mean over every fold and data set, fastest first")
+    colors = _colors(named)                             # a method's colour: its name, not rank
+    bars_w = 1.1 * len(datasets) * max(1, len(series) / 3)
+    if len(series) <= 12 and bars_w <= 16.0:
         width = 0.8 / len(series)
-        fig, axes = _figure(1, 1, panel=(max(7.0, 1.1 * len(datasets) * max(1, len(series) / 3)),
-                                         4.0))
+        fig, axes = _figure(1, 1, panel=(max(7.0, bars_w), 4.0))
         ax = axes[0, 0]
         xs = np.arange(len(datasets))
         for i, s in enumerate(series):
@@ -740,11 +795,14 @@ def plot_runtime(scores, metric="fit_cpu_seconds", hue="method", by="dataset", t
         nrows, ncols = _grid(len(datasets))
         shown, key = _display_labels(series)
         longest = max(len(v) for v in shown.values())
-        fig, axes = _figure(nrows, ncols, panel=(3.5 + 0.06 * longest, 0.9 + 0.22 * len(series)),
+        fig, axes = _figure(nrows, ncols, panel=(max(MIN_PANEL[0], 3.5 + 0.06 * longest),
+                                                 max(MIN_PANEL[1], 0.9 + 0.22 * len(series))),
                             key=key)
+        ends = []
         for ax, d in zip(axes.ravel(), datasets):
             mu = np.array([agg["mean"].get((d, s), np.nan) for s in series])
             sd = np.array([agg["std"].get((d, s), np.nan) for s in series])
+            ends += [mu, mu + sd]
             ax.barh(np.arange(len(series)), mu, xerr=sd, color=[colors[s] for s in series],
                     capsize=2, error_kw={"lw": 0.8})
             ax.set_yticks(np.arange(len(series)), [shown[s] for s in series], fontsize=7)
@@ -755,6 +813,13 @@ def plot_runtime(scores, metric="fit_cpu_seconds", hue="method", by="dataset", t
                 ax.set_xscale("log")
             ax.grid(True, axis="x", alpha=0.3)
         _hide_unused(axes, len(datasets))
+        panels = list(axes.ravel()[: len(datasets)])
+        if log:
+            _share_limits(panels, ends, log=True)
+        else:                                           # bars start at zero
+            _share_limits(panels, ends + [[0.0]])
+            for ax in panels:
+                ax.set_xlim(0.0, None)
     fig.suptitle(title, fontsize=12)
     return fig
 

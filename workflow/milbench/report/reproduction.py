@@ -49,9 +49,9 @@ from milbench.report import (
     reproduction_docs,
     reproduction_parts,
 )
-from milbench.report.targets import TABLE_COLUMNS, TARGETS_DIR, targets, within
+from milbench.report.targets import EXPERIMENTS, TABLE_COLUMNS, TARGETS_DIR, targets, within
 
-__all__ = ["reproduction_table", "main"]
+__all__ = ["reproduction_table", "no_targets_table", "main"]
 
 
 def _dataset_mask(summary, target_ds, dataset_map):
@@ -239,6 +239,18 @@ def reproduction_table(summary: pd.DataFrame, experiment: str, reproduction_map=
             row["within_tolerance"] = bool(ok)
             row["status"] = "within tolerance" if ok else "outside tolerance"
     return pd.DataFrame(out, columns=TABLE_COLUMNS)
+
+
+def no_targets_table(experiment: str) -> pd.DataFrame:
+    """The reproduction table of an experiment without paper targets (a quick-start or a
+    user's own benchmark): one row whose ``status`` says why there is nothing to compare,
+    so that the workflow's ``reproduction.csv`` (a declared output of every experiment) never
+    reads as a table left empty by a failure."""
+    row = dict.fromkeys(TABLE_COLUMNS, pd.NA)
+    row["status"] = (f"no paper targets for experiment {experiment!r}: it is not a paper's "
+                     f"configuration (targets exist for {', '.join(EXPERIMENTS)} and "
+                     "experiments named after them, e.g. miordm-20)")
+    return pd.DataFrame([row], columns=TABLE_COLUMNS)
 
 
 def main(argv=None):
