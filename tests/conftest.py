@@ -17,8 +17,9 @@ DATA = REPO.parent / "shared" / "data"
 #: the files of whole Snakemake runs, longest first: collected first, so that each of the two
 #: workers (pyproject's ``-n 2 --dist loadfile``) starts one at once instead of the SLURM run
 #: being left for last
-LONG_FILES = ("test_slurm.py", "test_reruns.py", "test_own_method.py", "test_workflow_e2e.py",
-              "test_reproduction_parts.py")
+LONG_FILES = ("test_slurm.py", "test_reruns.py", "test_docs_commands.py", "test_own_method.py",
+              "test_workflow_e2e.py", "test_report.py", "test_data_formats.py",
+              "test_reproduction_parts.py", "test_console_errors.py")
 
 
 def pytest_collection_modifyitems(items):
