@@ -81,13 +81,20 @@ def job_counts(log):
     return {m[1]: int(m[2]) for m in re.finditer(r"^(\w+)\s+(\d+)\s*$", table, re.M)}
 
 
+def scores_of(summary):
+    """A summary.csv's metric means per data set × method (its timings are this run's noise)."""
+    keep = ["dataset", "method"] + [c for c in summary.columns if c.endswith("_mean")
+                                    and "seconds" not in c and c != "n_features_mean"]
+    return summary[keep].to_dict(orient="records")
+
+
 def default_run(root: Path, cores: int):
     env = dict(os.environ, PYTHONPATH=str(root / "workflow"),
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     log, cost = measured([sys.executable, "-m", "snakemake", "--cores", str(cores)], root, env)
     jobs = job_counts(log)
     cells = sum(len(pd.read_parquet(p)) for p in (root / "results").glob("*/scores.parquet"))
-    summaries = {p.parent.name: pd.read_csv(p).to_dict(orient="records")
+    summaries = {p.parent.name: scores_of(pd.read_csv(p))
                  for p in sorted((root / "results").glob("*/summary.csv"))}
     return {"command": f"snakemake --cores {cores}", **cost, "jobs": jobs.get("total"),
             "jobs_per_rule": {k: v for k, v in jobs.items() if k != "total"},
