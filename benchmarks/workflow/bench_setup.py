@@ -5,13 +5,14 @@
 Runs ``snakemake --cores 2`` (the embedded default, ``config/config.yaml``) in a fresh copy of
 the workflow (``Snakefile``, ``workflow/``, ``resources/``, ``config/``, ``envs/``, as
 tests/conftest.py ``copy_workflow``) or in ``--dir``, and with ``--tests`` then
-``python -m pytest`` in the repository; records for each the CPU of every process it started
-(this process's RUSAGE_CHILDREN, user + system: steadier than wall on a shared machine) and the
-wall time, with the run's job count (per rule) and cells (rows of ``scores.parquet``) and the
-suite's passed / skipped counts, plus the machine (cores, CPU model, load average before and
-after, date, commit) into ``--out``.  The README's cost paragraph quotes that file, and
-tests/test_costs_doc.py checks it does; ``--out`` also keeps the default run's
-``summary.csv`` tables (``results``), which docs/usage.md's example table quotes.
+``python -m pytest`` in the repository.  For each it records the CPU of every process it
+started (this process's RUSAGE_CHILDREN, user + system: steadier than wall on a shared machine),
+the wall time and the load average before and after; for the run its jobs (per rule), cells
+(``scores.parquet``'s data set × method × ratio × repeat × fold) and each ``summary.csv``'s
+metric means (``results``); for the suite its passed and skipped tests and how many of them
+skip in a clone without ``../shared``; and the machine (cores, CPU model, date, commit).  All
+go to ``--out``, written as each stage ends.  The README's cost paragraph and docs/usage.md's
+threshold table quote that file; tests/test_costs_doc.py checks they do.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from pathlib import Path
 
 import pandas as pd
 
+CELL = ["dataset", "method", "train_ratio", "repeat", "fold"]
 COPIED = ("Snakefile", "workflow", "resources", "config", "envs")
 
 
@@ -93,7 +95,8 @@ def default_run(root: Path, cores: int):
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     log, cost = measured([sys.executable, "-m", "snakemake", "--cores", str(cores)], root, env)
     jobs = job_counts(log)
-    cells = sum(len(pd.read_parquet(p)) for p in (root / "results").glob("*/scores.parquet"))
+    cells = sum(len(pd.read_parquet(p, columns=CELL).drop_duplicates())   # seeds: one cell
+                for p in (root / "results").glob("*/scores.parquet"))
     summaries = {p.parent.name: scores_of(pd.read_csv(p))
                  for p in sorted((root / "results").glob("*/summary.csv"))}
     return {"command": f"snakemake --cores {cores}", **cost, "jobs": jobs.get("total"),
@@ -144,13 +147,19 @@ def main(argv=None):
     else:
         with tempfile.TemporaryDirectory(prefix="milbench-setup-") as tmp:
             out["default_run"], summaries = default_run(copy_workflow(Path(tmp)), args.cores)
-    print(json.dumps(out["default_run"], indent=1))
+    out["results"] = summaries
+    write(args.out, out)
     if args.tests:
         out["test_suite"] = {**test_suite(), "skip_without_shared": needs_shared()}
-        print(json.dumps(out["test_suite"], indent=1))
-    out["results"] = summaries
-    args.out.write_text(json.dumps(out, indent=1) + "\n")
-    print(f"wrote {args.out}")
+        write(args.out, out)
+
+
+def write(path, out):
+    """``out`` into ``path`` (sections in a fixed order), as each stage ends."""
+    order = ("machine", "default_run", "test_suite", "results")
+    path.write_text(json.dumps({k: out[k] for k in order if k in out}, indent=1) + "\n")
+    print(json.dumps({k: v for k, v in out.items() if k != "results"}, indent=1))
+    print(f"wrote {path}")
 
 
 if __name__ == "__main__":
