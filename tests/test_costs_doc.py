@@ -33,7 +33,7 @@ def load(stage):
 
 
 def cost_mismatches(text, c):
-    """(quoted, recorded) for each figure of the paragraph that is not the file's, rounded as
+    """(pattern, quoted, recorded) for each figure of the paragraph that is not the file's, rounded as
     printed; a figure the paragraph lacks counts as a mismatch."""
     run, suite, cores = c["default_run"], c.get("test_suite"), c["machine"]["cores"]
     checks = [
