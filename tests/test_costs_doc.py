@@ -50,8 +50,8 @@ def cost_mismatches(text, c):
              r"load average ([\d.]+) → ([\d.]+)\)",
              (suite["passed"] + suite["skipped"], suite["passed"], suite["skipped"],
               *minutes(suite), *load(suite))),
-            (r"the (\d+) tests that read `\.\./shared`", (suite["skip_without_shared"],)),
         ]
+    checks.append((r"the (\d+) tests that read `\.\./shared`", (c["tests_reading_shared"],)))
     out = []
     for pattern, want in checks:
         m = re.search(pattern, text)

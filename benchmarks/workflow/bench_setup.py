@@ -9,9 +9,9 @@ tests/conftest.py ``copy_workflow``) or in ``--dir``, and with ``--tests`` then
 started (this process's RUSAGE_CHILDREN, user + system: steadier than wall on a shared machine),
 the wall time and the load average before and after; for the run its jobs (per rule), cells
 (``scores.parquet``'s data set × method × ratio × repeat × fold) and each ``summary.csv``'s
-metric means (``results``); for the suite its passed and skipped tests and how many of them
-skip in a clone without ``../shared``; and the machine (cores, CPU model, date, commit).  All
-go to ``--out``, written as each stage ends.  The README's cost paragraph and docs/usage.md's
+metric means (``results``); for the suite its passed, skipped and failed tests; how many
+tests of the default selection skip in a clone without ``../shared``; and the machine (cores,
+CPU model, date, commit).  All go to ``--out``, written as each stage ends.  The README's cost paragraph and docs/usage.md's
 threshold table quote that file; tests/test_costs_doc.py checks they do.
 """
 from __future__ import annotations
@@ -53,14 +53,18 @@ def machine():
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")}
 
 
-def measured(cmd, cwd, env=None):
-    """Run ``cmd``; its output, CPU seconds (all its processes) and wall seconds."""
+def measured(cmd, cwd, env=None, check=True):
+    """Run ``cmd``; its output, CPU seconds (all its processes) and wall seconds; with
+    ``check``, stop on its failure."""
     load = os.getloadavg()[0]
     c, t = children_cpu(), time.perf_counter()
     res = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     wall, cpu = time.perf_counter() - t, children_cpu() - c
     if res.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} in {cwd} exited {res.returncode}:\n{res.stderr[-3000:]}")
+        tail = f"{' '.join(cmd)} in {cwd} exited {res.returncode}:\n{(res.stdout + res.stderr)[-3000:]}"
+        if check:
+            sys.exit(tail)
+        print(tail, file=sys.stderr)
     return res.stdout + res.stderr, {"cpu_s": round(cpu, 1), "wall_s": round(wall, 1),
                                      "load_before": round(load, 2),
                                      "load_after": round(os.getloadavg()[0], 2)}
@@ -105,11 +109,13 @@ def default_run(root: Path, cores: int):
 
 
 def test_suite():
-    log, cost = measured([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], REPO)
+    log, cost = measured([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], REPO,
+                         check=False)
     last = log.strip().splitlines()[-1]
     counts = {k: int(n) for n, k in re.findall(r"(\d+) (passed|skipped|failed|xfailed)", last)}
     return {"command": "python -m pytest", **cost, "passed": counts.get("passed", 0),
-            "skipped": counts.get("skipped", 0), "summary": last.strip("= ")}
+            "skipped": counts.get("skipped", 0), "failed": counts.get("failed", 0),
+            "summary": last.strip("= ")}
 
 
 class _NeedsShared:
@@ -148,15 +154,16 @@ def main(argv=None):
         with tempfile.TemporaryDirectory(prefix="milbench-setup-") as tmp:
             out["default_run"], summaries = default_run(copy_workflow(Path(tmp)), args.cores)
     out["results"] = summaries
+    out["tests_reading_shared"] = needs_shared()
     write(args.out, out)
     if args.tests:
-        out["test_suite"] = {**test_suite(), "skip_without_shared": needs_shared()}
+        out["test_suite"] = test_suite()
         write(args.out, out)
 
 
 def write(path, out):
     """``out`` into ``path`` (sections in a fixed order), as each stage ends."""
-    order = ("machine", "default_run", "test_suite", "results")
+    order = ("machine", "default_run", "test_suite", "tests_reading_shared", "results")
     path.write_text(json.dumps({k: out[k] for k in order if k in out}, indent=1) + "\n")
     print(json.dumps({k: v for k, v in out.items() if k != "results"}, indent=1))
     print(f"wrote {path}")
