@@ -97,10 +97,8 @@ def store_lock(store, shared):
         yield
         return
     try:
-        try:
+        with contextlib.suppress(OSError):    # ENOLCK, EOPNOTSUPP, ENOSYS: no locks here
             fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
-        except OSError:                   # ENOLCK, EOPNOTSUPP, ENOSYS: no locks here
-            pass
         yield
     finally:
         os.close(fd)

@@ -22,6 +22,7 @@ the results are).
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -233,10 +234,8 @@ def init_defaults(target):
                          *((k, d) for k, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None)]
                 out = {}
                 for arg, d in pairs:
-                    try:
+                    with contextlib.suppress(ValueError, TypeError):   # not a literal
                         out[arg.arg] = ast.literal_eval(d)
-                    except (ValueError, TypeError):   # not a literal (a name, a call)
-                        pass
                 return out
     return {}
 

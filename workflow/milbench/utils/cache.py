@@ -183,7 +183,7 @@ def reuses_fits(cls):
 
 
 class _Uncacheable(Exception):
-    pass
+    """A parameter holds a random generator: the fit cannot be reused."""
 
 
 def _frozen(value):
