@@ -27,6 +27,7 @@ LAYERS = {
     "milbench.classifiers": 2,
     "milbench.selectors": 2,
     "milbench.testing": 3,
+    "milbench.mil_assumption": 3,
     "milbench.experiment": 4,
     "milbench.report": 5,
 }
