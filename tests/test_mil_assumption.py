@@ -154,7 +154,8 @@ def test_a_standard_mil_scorer_passes_every_test():
 
 def test_a_threshold_scorer_solves_the_threshold_tests():
     res = check_mil_assumption(BothConcepts()).set_index("test")
-    assert (res.loc[["two-concept", "false-frequency"], ["auc_same", "auc_shifted"]] == 1).all(axis=None)
+    threshold_tests = res.loc[["two-concept", "false-frequency"], ["auc_same", "auc_shifted"]]
+    assert (threshold_tests == 1).all(axis=None)
     assert (res["verdict"] != "FAIL").all()
 
 
@@ -217,6 +218,16 @@ def test_a_method_that_cannot_run_is_listed_with_its_reason():
     assert "| `milr` | not run: too slow here |  |  |" in page
 
 
+class Crashes(MaxOfDiagonal):
+    def fit(self, X, y):
+        raise ValueError("needs a graph of bags\nsecond line")
+
+
+def test_a_method_that_crashes_is_listed_with_its_error():
+    out = assumption_table([f"{__name__}:Crashes"])
+    assert out[f"{__name__}:Crashes"] == "error: ValueError: needs a graph of bags"
+
+
 # rows of the committed page recomputed by the test (every verdict kind among them); the
 # integrator regenerates the whole page after adding a method
 PINNED = ("milr", "mi-simple", "MI-svm", "citation-knn", "mildm", "lcmf")
@@ -237,3 +248,4 @@ def test_committed_page_is_current():
     assert {"pass", "FAIL", "no signal"} <= {c.split(" (")[0].strip()
                                              for line in rows.splitlines()[2:]
                                              for c in line.split("|")[2:-1]}
+

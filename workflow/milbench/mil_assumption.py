@@ -37,14 +37,15 @@ A ~ N(2·1, 0.1² I), B ~ N(3·1, 0.1² I), the poison ~ N(-10·1, 0.1² I); ins
 within each bag and half the bags are positive.
 
 **Our reading.** We did not have the paper's text when writing this: the three constructions
-follow its Algorithms 1-3 as torchmil (Castro-Macías et al. 2025, ``SCStandardMILDataset``,
-``MCStandardMILDataset``, ``FalseFrequencyMILDataset``) implements them, and that
-implementation's distribution parameters and counts above, with three choices of ours: test 1's
-positive concept is the tight cluster A (torchmil draws it from N(0, 9 I) or N(1, I), which
-overlaps the background so a linear instance model cannot find it; the test is about the poison,
-not about a hard concept); the background count varies per bag (1-9) in every test; test 3's
-negative concept is drawn from A and B (torchmil always takes A). Bag counts, dimension and the
-pass rule below are ours too.
+follow its Algorithms 1-3 as torchmil implements them (Castro-Macías, Sáez-Maldonado,
+Morales-Álvarez & Molina 2025, arXiv:2509.08129: ``SCStandardMILDataset``,
+``MCStandardMILDataset``, ``FalseFrequencyMILDataset``), with that implementation's
+distribution parameters and counts above and three choices of ours: test 1's positive concept
+is the tight cluster A (torchmil draws it from N(0, 9 I) or N(1, I), which overlaps the
+background so a linear instance model cannot find it; the test is about the poison, not about a
+hard concept); the background count varies per bag (1-9) in every test; test 3's negative
+concept is drawn from A and B (torchmil always takes A). Bag counts, dimension and the pass rule
+below are ours too.
 
 **Verdict.** ``auc_same`` is the AUC on fresh bags of the training distribution (did the model
 learn the task?), ``auc_shifted`` on the test construction. Under a model whose scores carry no
@@ -76,12 +77,19 @@ CENTRE = np.array([0.0, 2.0, 3.0, -10.0])
 SPREAD = np.array([1.0, 0.1, 0.1, 0.1])
 BACKGROUND_COUNT = (1, 9)          # inclusive range of background instances per bag
 
-#: test name -> (Raff & Holt's algorithm, what a passing model must not use)
+#: test name -> Raff & Holt's algorithm, the assumption, the training and the test bags, and
+#: the shortcut a failing model uses (the table of docs/mil-assumption.md)
 TESTS = {
-    "single-concept": (1, "a poison instance only training negatives hold"),
-    "two-concept": (2, "a poison instance only training negatives hold, under the threshold "
-                       "assumption (positive iff A and B)"),
-    "false-frequency": (3, "how often a concept occurs in a bag"),
+    "single-concept": (1, "standard: positive iff a positive instance",
+                       "positives hold 1-3 instances of concept A; negatives a *poison* instance",
+                       "the poison is in the positives",
+                       "the poison as evidence for the negative class"),
+    "two-concept": (2, "threshold: positive iff concept A *and* concept B",
+                    "positives hold k of each (k = 1-3), negatives one of A or B and the poison",
+                    "the poison is in the positives", "the poison"),
+    "false-frequency": (3, "threshold, as above",
+                        "positives hold one A and one B, negatives one of them",
+                        "negatives hold 35-44 copies of it", "how often a concept occurs"),
 }
 SPLITS = ("train", "same", "shifted")    # training bags, fresh bags like them, the test bags
 
@@ -185,9 +193,10 @@ def check_mil_assumption(estimator, *, seed=0, tests=tuple(TESTS), n_train=DEFAU
 
 
 def assumption_table(names, *, seed=0, skip=None, **data):
-    """{name: DataFrame of :func:`check_mil_assumption`, or the reason it was not run} for every
-    name; ``skip`` maps names to a reason not to run them. A method that cannot be imported
-    (an optional dependency missing) or raises on the tests' bags is reported, not dropped."""
+    """{name: DataFrame of :func:`check_mil_assumption`, or why there is none} for every name;
+    ``skip`` maps names to a reason not to run them. A method that cannot be imported (an
+    optional dependency missing: "not run: ...") or raises on the tests' bags ("error: ...") is
+    reported, not dropped."""
     out = {}
     for name in names:
         if skip and name in skip:
@@ -199,7 +208,7 @@ def assumption_table(names, *, seed=0, skip=None, **data):
             out[name] = f"not run: {str(e.args[0] if e.args else e).strip()}"
         except Exception as e:                 # noqa: BLE001 - a method's crash is its result
             first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-            out[name] = f"not run: {type(e).__name__}: {first}"
+            out[name] = f"error: {type(e).__name__}: {first}"
     return out
 
 
@@ -228,16 +237,13 @@ learning: a case for algorithmic unit tests") built three synthetic data sets, t
 chance, and a method that takes a shortcut the assumption forbids does much worse: it is trained
 on bags where the shortcut separates the classes, and tested on bags where it is reversed.
 
-| test | Raff & Holt | assumption | training bags | test bags | a model fails when it uses |
-|---|---|---|---|---|---|
-| `single-concept` | Algorithm 1 | standard: positive iff a positive instance | positives hold 1-3 instances of concept A; negatives a *poison* instance | the poison is in the positives | the poison as evidence for the negative class |
-| `two-concept` | Algorithm 2 | threshold: positive iff concept A *and* concept B | positives hold k of each (k = 1-3), negatives one of A or B and the poison | the poison is in the positives | the poison |
-| `false-frequency` | Algorithm 3 | threshold, as above | positives hold one A and one B, negatives one of them | negatives hold 35-44 copies of it | how often a concept occurs |
+{tests}
 
 Every bag also holds 1-9 background instances ~ N(0, I); A, B and the poison are tight clusters
-at 2, 3 and -10 along the diagonal of R^{d}. Each cell reads *verdict (AUC on fresh bags like
-the training bags / AUC on the test bags)*, from {n_train} training bags and {n_test} + {n_test}
-scored bags (half positive), seed {seed}, the method's default parameters:
+at 2, 3 and -10 along the diagonal of R^{d}. Each method is fitted with its default parameters
+on {n_train} training bags and scored on two sets of {n_test} bags (half positive, seed {seed}):
+fresh bags like the training bags, and the test bags. Each cell reads *verdict (AUC on the
+first set / AUC on the test bags)*:
 
 - **FAIL**: the test-bag AUC is below {threshold:.2f}, chance (.5) less three standard errors of an
   uninformative score (Mann-Whitney null variance): the method learnt the forbidden shortcut;
@@ -249,12 +255,13 @@ A standard-MIL method (max over instances) is expected to pass `single-concept` 
 near 1, and to pass the two threshold tests with AUCs between .5 and .75 (it cannot express "A
 and B", and cannot be fooled by the poison or by counts). In the two poisoned tests the shift
 only adds an instance to the positive bags and takes one from the negative bags, which cannot
-lower a max-pooling score's ranking: a clear drop from the first AUC to the second there, short
-of a failure, is partial use of the poison. In `false-frequency` the many copies raise even a
-max-pooling score a little (the max of more noisy copies), so a drop to about .5 is expected. How the constructions were read from
-the paper, and which numbers are ours: the docstring of `milbench/mil_assumption.py`. Run your
-own method through the same tests: `check_mil_assumption("mymodule:MyMIL")` or
-`python -m milbench.mil_assumption mymodule:MyMIL --code <dir>`.
+lower the expected AUC of a max-pooling score: a clear drop from the first AUC to the second
+there, short of a failure, is partial use of the poison. In `false-frequency` the many copies
+raise even a max-pooling score a little (the max of more noisy copies), so a drop to about .5
+is expected. How the constructions were read from the paper, and which numbers are ours: the
+docstring of `milbench/mil_assumption.py`. Run your own method through the same tests:
+`check_mil_assumption("mymodule:MyMIL")` or `python -m milbench.mil_assumption mymodule:MyMIL
+--code <dir>`.
 """
 
 
@@ -263,7 +270,11 @@ def markdown_page(results, *, seed=0, n_train=DEFAULTS["n_train"], n_test=DEFAUL
     """docs/mil-assumption.md from :func:`assumption_table`'s results (run with the same data
     arguments)."""
     se = null_se(n_test // 2, n_test - n_test // 2)
-    lines = [HEADER.format(n_train=n_train, n_test=n_test, seed=seed, d=d,
+    tests = ["| test | Raff & Holt | assumption | training bags | test bags | "
+             "a model fails when it uses |", "|---" * 6 + "|"]
+    tests += [f"| `{name}` | Algorithm {algorithm} | " + " | ".join(words) + " |"
+              for name, (algorithm, *words) in TESTS.items()]
+    lines = [HEADER.format(n_train=n_train, n_test=n_test, seed=seed, d=d, tests="\n".join(tests),
                            threshold=0.5 - Z * se, learned=0.5 + Z * se),
              "| method | " + " | ".join(f"`{t}`" for t in TESTS) + " |",
              "|---" * (len(TESTS) + 1) + "|"]
