@@ -24,8 +24,8 @@ model that learnt it ranks the shifted bags worse than chance (typically near 0)
    Pfahringer 2003: positive iff the bag holds both concept A and concept B): positive bags hold
    k of each (k = 1-3), negative bags one instance of A or of B; the poison moves from the
    training negatives to the test positives as in test 1. A standard-MIL model cannot express
-   "A and B" (its AUC stays between .5 and .75), a threshold-MIL model can (near 1); neither may
-   use the poison.
+   "A and B" (a detector of one concept ranks about 3/4 of the pairs: AUC .5 to about .8), a
+   threshold-MIL model can (near 1); neither may use the poison.
 3. ``false-frequency`` (Algorithm 3): positive bags hold one A and one B, training negatives one
    instance of A or of B, test negatives 35-44 copies of it. Counting concept instances
    separates the training bags; it is not the concept (test negatives still lack one of the two),
@@ -252,7 +252,7 @@ first set / AUC on the test bags)*:
 - **no signal**: the method did not learn the training task, so the test cannot tell.
 
 A standard-MIL method (max over instances) is expected to pass `single-concept` with both AUCs
-near 1, and to pass the two threshold tests with AUCs between .5 and .75 (it cannot express "A
+near 1, and to pass the two threshold tests with AUCs from .5 to about .8 (it cannot express "A
 and B", and cannot be fooled by the poison or by counts). In the two poisoned tests the shift
 only adds an instance to the positive bags and takes one from the negative bags, which cannot
 lower the expected AUC of a max-pooling score: a clear drop from the first AUC to the second
