@@ -72,7 +72,6 @@ from milbench.testing import _scores, _seeded
 
 # instance roles, and the (centre along 1, spread) of each role's Gaussian
 BACKGROUND, CONCEPT_A, CONCEPT_B, POISON = 0, 1, 2, 3
-ROLE_NAMES = ("background", "A", "B", "poison")
 CENTRE = np.array([0.0, 2.0, 3.0, -10.0])
 SPREAD = np.array([1.0, 0.1, 0.1, 0.1])
 BACKGROUND_COUNT = (1, 9)          # inclusive range of background instances per bag
@@ -124,7 +123,7 @@ def assumption_bags(test, split="train", n_bags=100, *, seed=0, d=4):
     """The bags of one test: ``split`` is "train" (the training construction), "same" (fresh
     bags of it) or "shifted" (the test construction); half of the ``n_bags`` are positive.
     Seeded: the same arguments give the same bags. ``meta["roles"]`` holds every instance's
-    role (0 background, 1 concept A, 2 concept B, 3 poison; names in ``ROLE_NAMES``)."""
+    role (0 background, 1 concept A, 2 concept B, 3 poison)."""
     if test not in TESTS:
         raise ValueError(f"unknown MIL-assumption test {test!r}; known: {list(TESTS)}")
     if split not in SPLITS:
