@@ -4,12 +4,13 @@ off a paper's protocol not judged; gaps without evidence read unexplained."""
 import re
 import shutil
 
+import numpy as np
 import pandas as pd
 import pytest
 import yaml
-from scipy.stats import rankdata, wilcoxon
+from scipy.stats import rankdata, ttest_rel, wilcoxon
 
-from milbench.report.reproduction_archive import ARCHIVE_DIR, ArchiveError
+from milbench.report.reproduction_archive import ARCHIVE_DIR, ArchiveError, archive, load_archive
 from milbench.report.reproduction_claims import ClaimError, load_claims
 from milbench.report.reproduction_docs import (
     README,
@@ -207,3 +208,76 @@ def test_wins_are_counted_per_block_of_data_set_and_classifier(judged):
     for line in claim["details"]:
         won, n = map(int, re.search(r"above in (\d+) of (\d+)", line).groups())
         assert 0 <= won <= n and n >= 2
+
+
+# ----------------------------------------------------------------------------- per-fold scores
+def _midr_scores(store, seed=0):
+    """Per-fold scores for the archived midr run's methods (10 repeats x 5 folds), each fold a
+    shared per-fold effect plus the method's own noise; kept in the run's folder."""
+    rng = np.random.default_rng(seed)
+    table = pd.read_csv(store / "midr" / "midr.csv")
+    t1 = table[(table.source == "Table 1") & (table.metric == "auroc")]
+    rows = []
+    for ds, g in t1.groupby("dataset"):
+        shared = rng.normal(0, .04, size=(10, 5))
+        for r in g.itertuples():
+            own = rng.normal(0, .01, size=(10, 5))
+            for rep in range(10):
+                for fold in range(5):
+                    rows.append(dict(dataset=ds, method=r.our_method, repeat=rep, fold=fold,
+                                     auroc=r.ours + shared[rep, fold] + own[rep, fold]))
+    scores = pd.DataFrame(rows)
+    scores.to_csv(store / "midr" / "midr" / "scores.csv.gz", index=False)
+    meta = yaml.safe_load((store / "midr" / "midr.yaml").read_text())
+    meta["scores"] = "scores.csv.gz"
+    (store / "midr" / "midr.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    return scores
+
+
+def test_archived_fold_scores_give_paired_tests_and_spreads_over_repeats(tmp_path):
+    store = tmp_path / "archive"
+    shutil.copytree(ARCHIVE_DIR, store)
+    scores = _midr_scores(store)
+    page = pages(archive_dir=store)["midr.md"]
+    mine = scores[(scores.dataset == "fox") & scores.method.str.startswith("none")]
+    sd = mine.groupby("repeat").auroc.mean().std()
+    row = next(x for x in page.splitlines()
+               if x.startswith("| fox | ORI | auroc |") and "[midr]" in x)
+    assert f"0.5894 ± {sd:.4f} (± over repeats)" in row
+    claim = _claim(verdicts(archive_dir=store), "midr", "Table 1")
+    assert "per block, the paired t-test over the folds" in claim["test"]
+    lda = next(d for d in claim["details"] if d.startswith("vs LDA:"))
+    midr = scores[scores.method.str.startswith("midr")].set_index(["dataset", "repeat", "fold"])
+    low = scores[scores.method.str.startswith("lda")].set_index(["dataset", "repeat", "fold"])
+    n = sum(ttest_rel(midr.auroc.xs(ds), low.auroc.xs(ds), alternative="greater").pvalue < .05
+            for ds in ("musk1", "musk2", "elephant", "fox", "tiger"))
+    assert f"ours significantly above in {n} of the 5 blocks" in lda
+
+
+def test_archive_keeps_the_per_fold_scores_of_the_experiments_metrics(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "config" / "paper").mkdir(parents=True)
+    shutil.copy(REPO / "config" / "paper" / "midr.yaml", repo / "config" / "paper")
+    results = repo / "results" / "midr"
+    results.mkdir(parents=True)
+    shutil.copy(ARCHIVE_DIR / "midr" / "midr.csv", results / "reproduction.csv")
+    rows = pd.DataFrame(dict(dataset="musk1", method="midr + milr", repeat=[0, 0, 1],
+                             fold=[0, 1, 0], auroc=[.9, .8, .85], accuracy=[.8, .7, .75],
+                             fit_seconds=1.0, train_ratio=np.nan))
+    rows.to_parquet(results / "scores.parquet", index=False)
+    store = repo / "resources" / "reproductions"
+    archive(results, repo / "config" / "paper" / "midr.yaml", store, date="2026-12-01",
+            repo=repo)
+    kept = store / "midr" / "midr" / "scores.csv.gz"
+    first = kept.read_bytes()
+    back = pd.read_csv(kept)
+    assert list(back.columns) == ["dataset", "method", "repeat", "fold", "auroc", "accuracy"]
+    assert back.auroc.tolist() == [.9, .8, .85]
+    run = next(r for r in load_archive("midr", store) if r.name == "midr")
+    assert run.meta["scores"] == "scores.csv.gz" and run.scores().equals(back)
+    archive(results, repo / "config" / "paper" / "midr.yaml", store, date="2026-12-01",
+            repo=repo)
+    assert kept.read_bytes() == first                  # no time stamp in the gzip header
+    kept.unlink()
+    with pytest.raises(ArchiveError, match=r"midr\.yaml: scores scores\.csv\.gz is not in"):
+        load_archive("midr", store)

@@ -22,8 +22,10 @@ The numbers are the archived results at the best status each target has (FULL, R
 LEGACY; results a run's sidecar marks off the paper's protocol are not used): the same results
 the pages list.  A computed verdict needs paper-size evidence (FULL, or LEGACY (FULL)); with a
 REDUCED result among those used it reads "not testable here", the indicative outcome beside
-it.  The archive keeps means per (data set, method), not per-fold scores, so the tests run
-over data sets (blocks); paired tests over folds need the folds' scores.
+it.  The rank tests run over the blocks' means; where a run archived its per-fold scores
+(:data:`~milbench.report.reproduction_archive.SCORES`) the ``better`` test also counts the
+blocks where a one-sided paired t-test over the folds (:func:`scipy.stats.ttest_rel`) finds the
+method above the baseline.
 """
 from __future__ import annotations
 
@@ -33,8 +35,9 @@ from pathlib import Path
 
 import jsonschema
 import numpy as np
+import pandas as pd
 import yaml
-from scipy.stats import friedmanchisquare, rankdata, wilcoxon
+from scipy.stats import friedmanchisquare, rankdata, ttest_rel, wilcoxon
 
 from milbench.report.targets import TARGET_KEY, TARGETS_DIR, schema_error, yaml_lines
 
@@ -102,6 +105,32 @@ def _verdict(computed, used, outcome):
                         f"({computed}): {outcome}")
 
 
+def fold_scores(result, dataset, metric):
+    """The per-fold ``metric`` of a result's method on the paper's ``dataset`` (indexed by
+    repeat and fold, seeds averaged), from its run's archived scores; None without them."""
+    scores = result["run"].scores()
+    if scores is None or metric not in scores.columns:
+        return None
+    ours = scores["dataset"].astype(str).str.lower()
+    d = str(dataset).lower()
+    hit = (ours == d) | ours.str.endswith(("-" + d, "_" + d)) | ours.str.startswith(
+        (d + "-", d + "_"))
+    rows = scores[hit & (scores["method"] == result["our_method"])]
+    if rows.empty:
+        return None
+    return rows.groupby(["repeat", "fold"])[metric].mean()
+
+
+def _paired(a, b, alpha):
+    """Whether the paired t-test over the folds both have finds ``a`` above ``b`` (one-sided,
+    :func:`scipy.stats.ttest_rel`); None when there are fewer than two folds in common."""
+    both = pd.concat([a, b], axis=1, join="inner").dropna()
+    if len(both) < 2:
+        return None
+    return bool(ttest_rel(both.iloc[:, 0], both.iloc[:, 1], alternative="greater").pvalue
+                < alpha)
+
+
 def _targets(tg, sources, metric):
     rows = tg[tg["source"].isin(sources) & (tg["metric"] == metric)]
     return {tuple(r[k] for k in TARGET_KEY): r for r in rows.to_dict("records")}
@@ -113,9 +142,9 @@ def _better(test, tg, best):
     method, sources, metric = test["method"], test["sources"], test["metric"]
     alpha = test.get("alpha", .05)
     rows = _targets(tg, sources, metric)
-    used, lines, ok, tested = [], [], [], 0
+    used, lines, ok, tested, folds = [], [], [], 0, False
     for base in test["than"]:
-        ours, paper = [], []
+        ours, paper, paired = [], [], []
         for (src, ds, label, m), t in rows.items():
             if label != method and not label.startswith(method + " + "):
                 continue
@@ -126,6 +155,9 @@ def _better(test, tg, best):
             used += [a, b]
             ours.append(a["ours"] - b["ours"])
             paper.append(t["target"] - rows[other]["target"])
+            fa, fb = fold_scores(a, ds, metric), fold_scores(b, ds, metric)
+            if fa is not None and fb is not None:
+                paired.append(_paired(fa, fb, alpha))
         if not ours:
             lines.append(f"vs {base}: no block with both archived")
             continue
@@ -138,14 +170,21 @@ def _better(test, tg, best):
                      f"difference {_signed(d.mean())}), Wilcoxon signed-rank one-sided "
                      f"p = {_p(p)}; the paper above in "
                      f"{int((np.asarray(paper) > 0).sum())} of {len(d)}")
+        tried = [x for x in paired if x is not None]
+        if tried:
+            folds = True
+            lines[-1] += (f"; paired t-test over the folds (one-sided, p < "
+                          f"{str(alpha).lstrip('0')}): ours significantly above in "
+                          f"{sum(tried)} of the {len(tried)} blocks with archived per-fold "
+                          "scores")
     if not tested:
         return UNTESTABLE, "no archived result for the method and a baseline on one block", \
-            lines, used
+            lines, used, folds
     computed = SUPPORTED if all(ok) and tested == len(test["than"]) else NOT_SUPPORTED
     outcome = (f"{method} significantly above (p < {str(alpha).lstrip('0')}) {sum(ok)} of the "
                f"{len(test['than'])} baselines")
     verdict, why = _verdict(computed, used, outcome)
-    return verdict, why, lines, used
+    return verdict, why, lines, used, folds
 
 
 def _mean_ranks(table):
@@ -230,10 +269,12 @@ def judge(paper, tg, best, runs, claims, repo) -> list:
         kind = test["kind"]
         where = f"{CLAIMS}: {paper}/claims/{i}"
         if kind == "better":
-            verdict, why, lines, used = _better(test, tg, best)
+            verdict, why, lines, used, folds = _better(test, tg, best)
             what = (f"{test['method']} vs {', '.join(test['than'])} on {test['metric']}: "
-                    "one-sided Wilcoxon signed-rank over the blocks of our archived means "
-                    "(per-fold scores are not archived, so no paired test over folds)")
+                    "one-sided Wilcoxon signed-rank over the blocks of our archived means"
+                    + ("; per block, the paired t-test over the folds" if folds else
+                       " (the runs archived no per-fold scores, so no paired test over "
+                       "folds)"))
             evidence = [f"{n} ({s})" for n, s in _runs_used(used)]
         elif kind == "rank":
             verdict, why, lines, used = _rank(test, tg, best)

@@ -17,7 +17,7 @@ import re
 from pathlib import Path
 
 from milbench.report.reproduction_archive import ARCHIVE_DIR, REPO, ArchiveError, load_archive
-from milbench.report.reproduction_claims import judge, load_claims
+from milbench.report.reproduction_claims import fold_scores, judge, load_claims
 from milbench.report.reproduction_parts import kept_parts
 from milbench.report.targets import (
     EXPERIMENTS,
@@ -88,9 +88,11 @@ def _table(header, rows):
 
 
 # --------------------------------------------------------------------------- the model
-def _results(paper, tg, runs, targets_dir):
+def _results(paper, tg, runs, targets_dir, spread=None):
     """{target key: [result dicts]} from every archived run; a row naming no target is an
-    error (file and line)."""
+    error (file and line).  ``spread``: {source: {"over": "repeats", ...}} of the paper's
+    tables whose ± is over repeats: ours there too where the run archived per-fold scores
+    (:func:`_over_repeats`)."""
     index = {tuple(t[k] for k in TARGET_KEY): t for t in tg.to_dict("records")}
     out = {}
     for run in runs:
@@ -111,15 +113,31 @@ def _results(paper, tg, runs, targets_dir):
             judged = t["kind"] == "value" and not math.isnan(t["tolerance"]) \
                 and not math.isnan(r["ours"]) and off is None
             diff = r["ours"] - t["target"] if judged else math.nan
-            out.setdefault(key, []).append(dict(
+            res = dict(
                 run=run, ours=r["ours"], ours_std=r["ours_std"], our_method=r["our_method"],
                 ours_text=r["ours_text"], ours_std_text=r["ours_std_text"], line=r["line"],
-                finding=finding, difference=diff, off_protocol=off,
-                met=within(diff, t["tolerance"]) if judged else None))
+                finding=finding, difference=diff, off_protocol=off, spread=None,
+                met=within(diff, t["tolerance"]) if judged else None)
+            if (spread or {}).get(t["source"], {}).get("over") == "repeats" \
+                    and not math.isnan(r["ours_std"]):
+                _over_repeats(res, t)
+            out.setdefault(key, []).append(res)
     for res in out.values():
         res.sort(key=lambda x: (x["off_protocol"] is not None, _RANK[x["run"].status],
                                 x["run"].name, x["line"]))
     return out
+
+
+def _over_repeats(res, t):
+    """Our ± as the paper's: the standard deviation of the per-repeat means, from the run's
+    archived per-fold scores; over the folds (as the run wrote it) when it archived none."""
+    folds = fold_scores(res, t["dataset"], t["metric"])
+    if folds is None:
+        res["spread"] = "folds"
+        return
+    per_repeat = folds.groupby(level="repeat").mean()
+    res.update(spread="repeats", ours_std=float(per_repeat.std()),
+               ours_std_text=f"{per_repeat.std():.4f}")
 
 
 def _figure_finding(run, source):
@@ -216,6 +234,8 @@ def _row_cells(t, res, gap_refs, explained):
         return head + [_DASH, _DASH, tol, _DASH, status, _DASH, _DASH, _DASH, gap_refs]
     ours = "" if math.isnan(res["ours"]) else _as_written(res["ours_text"]) + (
         f" ± {_as_written(res['ours_std_text'])}" if not math.isnan(res["ours_std"]) else "")
+    if res["spread"]:
+        ours += f" (± over {res['spread']})"
     if res["finding"]:
         ours = f"{ours} ({res['finding']})" if ours else res["finding"]
     met = _DASH if res["met"] is None else ("yes" if res["met"] else "no")
@@ -236,7 +256,10 @@ def _source_section(source, meta, tg, results, gaps):
     for p in dict.fromkeys(rows["protocol_id"]):
         lines.append(f"- protocol `{p}`: {' '.join(str(meta['protocols'][p]).split())}")
     if source in meta.get("spread", {}):
-        lines.append(f"- spread (±): {' '.join(meta['spread'][source].split())}")
+        lines.append(f"- spread (±): {' '.join(meta['spread'][source]['text'].split())}; ours "
+                     "likewise where the run archived its per-fold scores (\"± over "
+                     "repeats\"), else over the folds as the run wrote it (\"± over folds\": "
+                     "larger by construction, not comparable)")
     keys = [tuple(t[k] for k in TARGET_KEY) for t in rows.to_dict("records")]
     here = [g for g in gaps if any(k in g["keys"] for k in keys)]
     number = {id(g): i + 1 for i, g in enumerate(here)}
@@ -363,7 +386,7 @@ def _load(paper, targets_dir, archive_dir):
                 raise ArchiveError(f"{where}: gaps evidence {e!r} is neither an archived run "
                                    f"of {Path(archive_dir) / paper} nor a file of the "
                                    f"repository")
-    return meta, tg, runs, _results(paper, tg, runs, targets_dir), gaps
+    return meta, tg, runs, _results(paper, tg, runs, targets_dir, meta.get("spread")), gaps
 
 
 def verdicts(targets_dir=TARGETS_DIR, archive_dir=ARCHIVE_DIR) -> dict:
