@@ -281,3 +281,15 @@ def test_archive_keeps_the_per_fold_scores_of_the_experiments_metrics(tmp_path):
     kept.unlink()
     with pytest.raises(ArchiveError, match=r"midr\.yaml: scores scores\.csv\.gz is not in"):
         load_archive("midr", store)
+
+
+def test_pca_fox_gap_quotes_the_full_run():
+    """The PCA-fox gap note (resources/targets/midr.yaml) quotes the archived FULL run."""
+    table = pd.read_csv(ARCHIVE_DIR / "midr" / "midr.csv")
+    fox = table[(table.source == "Table 1") & (table.dataset == "fox")].set_index("paper_method")
+    note = next(g for g in yaml.safe_load((TARGETS_DIR / "midr.yaml").read_text())["gaps"]
+                if g["targets"] == [{"source": "Table 1", "paper_method": "PCA",
+                                     "dataset": "fox"}])["text"]
+    pca, ori = (float(x) for x in re.search(r"(\.\d{3}) against ORI's (\.\d{3})", note).groups())
+    assert pca == pytest.approx(fox.ours["PCA"], abs=6e-4)
+    assert ori == pytest.approx(fox.ours["ORI"], abs=6e-4)

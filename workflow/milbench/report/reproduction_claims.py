@@ -219,6 +219,7 @@ def _rank(test, tg, best):
     ours, paper = np.array(ours), np.array(paper)
     lines = [f"data sets with every method archived: {', '.join(have)}"]
     place = p_place = None
+    extra = []
     for label, subset in [(None, have), *test.get("subsets", {}).items()]:
         pick = [i for i, ds in enumerate(have) if ds in subset]
         if not pick or (label is not None and len(pick) == len(have)):
@@ -228,6 +229,9 @@ def _rank(test, tg, best):
         p_at, p_ahead = _standing(methods, list(r_paper), method)
         if label is None:
             place, p_place = at, p_at
+        else:
+            extra.append(f"on {label}: ours {_ordinal(at)}, the paper's own table "
+                         f"{_ordinal(p_at)} (mean rank {r_paper[methods.index(method)]:.1f})")
         on = f"our {len(pick)} data sets" if label is None else \
             f"{label} ({', '.join(have[i] for i in pick)})"
         lines += [f"on {on}: ours {method} {_ordinal(at)} of {len(methods)}, mean rank "
@@ -247,6 +251,7 @@ def _rank(test, tg, best):
     if p_place != place or p_place != 1:
         outcome += (f"; the paper's own table ranks it {_ordinal(p_place)} on the same "
                     f"{n}")
+    outcome = "; ".join([outcome, *extra])
     verdict, why = _verdict(computed, used, outcome)
     return verdict, why, lines, used
 

@@ -301,6 +301,8 @@ def _source_section(source, meta, tg, results, gaps):
         for g in here:
             runs = f"; for the results of {', '.join(g['runs'])}" \
                 if g["runs"] and g["runs"] != g["evidence"] else ""
+            if g["runs"] and set(g["runs"]) <= superseded:
+                runs += "; about results not listed here (superseded)"
             if g["evidence"]:
                 lines.append(f"{number[id(g)]}. {g['text']} (evidence: "
                              f"{', '.join(g['evidence'])}{runs})")
