@@ -1,13 +1,20 @@
-"""The reproduction pages ``docs/reproduction/<paper>.md`` and ``index.md``, generated.
+"""The reproduction pages ``docs/reproduction/<paper>.md`` and ``index.md``, and the README's
+verdict table, generated.
 
 From the targets (``resources/targets/``: numbers, claims, gap explanations) and the archived
 runs (``resources/reproductions/``, :mod:`milbench.report.reproduction_archive`), never copied
-by hand: ``python -m milbench.report.reproduction docs`` rewrites them and a test fails when
-the committed pages differ.  A page lists, per table or figure of the paper, every target
-next to each archived result for it: ours, the paper's, the difference and tolerance,
-whether it is met, the run's status (FULL, REDUCED, LEGACY) and its config and CPU time, and
-the gap explanations that apply; targets no run measured say "not run" (in tables of more
-than :data:`LIST_ALL` targets they are counted instead of listed).  The paper's judgement is
+by hand: ``python -m milbench.report.reproduction docs`` rewrites them and tests fail when the
+committed ones differ.  A page opens with the paper's claims and their verdicts
+(:mod:`milbench.report.reproduction_claims`) and the tables and figures not compared, then a
+summary, then per table or figure of the paper every target next to its archived results at
+the best status it has (FULL, then REDUCED, then LEGACY; results of runs superseded there are
+named, not listed): ours, the paper's, the difference and tolerance, whether it is met, the
+run's status and its config and CPU time, and the gap explanations that apply; the runs come
+last.  A result a run's sidecar marks off the paper's protocol (``off_protocol``) is shown but
+not judged, and ranks after those that follow it; a result outside its tolerance that no gap
+explanation with evidence covers reads "unexplained".  Targets no run measured say "not run"
+(in tables of more than :data:`LIST_ALL` targets they are counted instead of listed); a
+qualitative target a run answers with a figure names the figure.  The paper's judgement is
 made against today's target and tolerance, so an erratum shows at once.
 """
 from __future__ import annotations
