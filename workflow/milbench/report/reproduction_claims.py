@@ -77,12 +77,9 @@ def _ordinal(n):
 
 
 def _p(p):
-    return "—" if p is None or math.isnan(p) else f"{p:.3f}".lstrip("0") if p >= .001 \
-        else "< .001"
-
-
-def _x(x):
-    return f"{x:.3f}".replace("0.", ".", 1)
+    """"p = .031", "p < .001" or "p undefined"."""
+    return "p undefined" if p is None or math.isnan(p) else \
+        f"p = {p:.3f}".replace("0.", ".", 1) if p >= .001 else "p < .001"
 
 
 def _signed(x):
@@ -142,7 +139,7 @@ def _better(test, tg, best):
     method, sources, metric = test["method"], test["sources"], test["metric"]
     alpha = test.get("alpha", .05)
     rows = _targets(tg, sources, metric)
-    used, lines, ok, tested, folds = [], [], [], 0, False
+    used, lines, ok, beaten, tested, folds = [], [], [], [], 0, False
     for base in test["than"]:
         ours, paper, paired = [], [], []
         for (src, ds, label, m), t in rows.items():
@@ -165,10 +162,12 @@ def _better(test, tg, best):
         d = np.asarray(ours)
         p = float(wilcoxon(d, alternative="greater").pvalue) if np.any(d != 0) else 1.0
         ok.append(p < alpha)
+        if p < alpha:
+            beaten.append(base)
         wins, losses = int((d > 0).sum()), int((d < 0).sum())
         lines.append(f"vs {base}: ours above in {wins} of {len(d)} (below in {losses}; mean "
                      f"difference {_signed(d.mean())}), Wilcoxon signed-rank one-sided "
-                     f"p = {_p(p)}; the paper above in "
+                     f"{_p(p)}; the paper above in "
                      f"{int((np.asarray(paper) > 0).sum())} of {len(d)}")
         tried = [x for x in paired if x is not None]
         if tried:
@@ -181,8 +180,9 @@ def _better(test, tg, best):
         return UNTESTABLE, "no archived result for the method and a baseline on one block", \
             lines, used, folds
     computed = SUPPORTED if all(ok) and tested == len(test["than"]) else NOT_SUPPORTED
-    outcome = (f"{method} significantly above (p < {str(alpha).lstrip('0')}) {sum(ok)} of the "
-               f"{len(test['than'])} baselines")
+    outcome = (f"over the blocks, {method} is significantly above (p < "
+               f"{str(alpha).lstrip('0')}) {len(beaten)} of the {len(test['than'])} baselines"
+               + (f" ({', '.join(beaten)})" if beaten else ""))
     verdict, why = _verdict(computed, used, outcome)
     return verdict, why, lines, used, folds
 
@@ -242,7 +242,7 @@ def _rank(test, tg, best):
                   + (f", behind {', '.join(p_ahead)}" if p_ahead else "")]
         if len(pick) >= 2 and len(methods) >= 3:
             p = float(friedmanchisquare(*ours[pick].T).pvalue)
-            lines[-1] += f"; Friedman over ours p = {_p(p)}"
+            lines[-1] += f"; Friedman over ours {_p(p)}"
     n = len(have)
     if test.get("paper_rank"):
         lines.append(test["paper_rank"])
