@@ -293,3 +293,29 @@ def test_pca_fox_gap_quotes_the_full_run():
     pca, ori = (float(x) for x in re.search(r"(\.\d{3}) against ORI's (\.\d{3})", note).groups())
     assert pca == pytest.approx(fox.ours["PCA"], abs=6e-4)
     assert ori == pytest.approx(fox.ours["ORI"], abs=6e-4)
+
+
+def test_a_newer_run_of_the_same_status_is_the_one_judged(tmp_path):
+    """A rerun archived later (a Table-1-only experiment, say) answers the same targets: its
+    results come first, count for "met" and feed the claims; the older run's stay listed."""
+    store = tmp_path / "archive"
+    shutil.copytree(ARCHIVE_DIR, store)
+    rows = pd.read_csv(store / "midr" / "midr.csv", dtype=str, keep_default_na=False)
+    fox = (rows.source == "Table 1") & (rows.dataset == "fox") & (rows.paper_method == "MIDR")
+    rows.loc[fox, ["ours", "difference", "within_tolerance", "status"]] = \
+        ["0.7800", "0.0020", "True", "within tolerance"]
+    rows.to_csv(store / "midr" / "midr-rerun.csv", index=False)
+    meta = yaml.safe_load((store / "midr" / "midr.yaml").read_text())
+    meta.update(experiments=["midr-rerun"], date="2099-01-01")
+    meta.pop("figures")
+    (store / "midr" / "midr-rerun.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    out = pages(archive_dir=store)
+    fox_rows = [x for x in out["midr.md"].splitlines() if x.startswith("| fox | MIDR | auroc |")]
+    assert "[midr-rerun]" in fox_rows[0] and "| yes |" in fox_rows[0]
+    assert "[midr]" in fox_rows[1] and "| no |" in fox_rows[1]
+    index = next(x for x in out["index.md"].splitlines() if x.startswith("| [midr]"))
+    assert index.split(" | ")[3] == "11 / 20"
+    claim = _claim(verdicts(archive_dir=store), "midr", "Table 1")
+    assert claim["evidence"] == ["midr-rerun (FULL)"]
+    ori = next(d for d in claim["details"] if d.startswith("vs ORI:"))
+    assert "mean difference +.038" in ori           # fox MIDR - ORI now .780 - .589

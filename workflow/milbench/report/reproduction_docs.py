@@ -130,8 +130,10 @@ def _results(paper, tg, runs, targets_dir, spread=None):
                 _over_repeats(res, t)
             out.setdefault(key, []).append(res)
     for res in out.values():
-        res.sort(key=lambda x: (x["off_protocol"] is not None, _RANK[x["run"].status],
-                                x["run"].name, x["line"]))
+        # following the protocol first, then by status, then the newest run (by its date)
+        res.sort(key=lambda x: (x["run"].name, x["line"]))
+        res.sort(key=lambda x: x["run"].meta["date"] or "", reverse=True)
+        res.sort(key=lambda x: (x["off_protocol"] is not None, _RANK[x["run"].status]))
     return out
 
 
@@ -157,15 +159,16 @@ def _figure_finding(run, source):
 
 def _best(results):
     """The results at the best status a target has (FULL, REDUCED, LEGACY (FULL),
-    LEGACY (REDUCED)), among those following the paper's protocol when any does."""
+    LEGACY (REDUCED)), among those following the paper's protocol when any does, the newest
+    run's first; the first judged one counts as the target's "met"."""
     usable = [r for r in results if r["off_protocol"] is None] or results
     top = min(_RANK[r["run"].status] for r in usable)
     return [r for r in usable if _RANK[r["run"].status] == top]
 
 
 def best_results(results) -> dict:
-    """{target key: the one result the claims use}: the first at the best status, with a
-    number, following the paper's protocol."""
+    """{target key: the one result the claims use}: at the best status, the newest run's,
+    with a number, following the paper's protocol."""
     out = {}
     for key, res in results.items():
         top = [r for r in _best(res) if r["off_protocol"] is None and not math.isnan(r["ours"])]
@@ -176,7 +179,7 @@ def best_results(results) -> dict:
 
 def _summary(tg, results):
     judged = tg[tg["kind"] == "value"]
-    met = sum(any(r["met"] for r in _best(results[k]))
+    met = sum(bool(next((r["met"] for r in _best(results[k]) if r["met"] is not None), False))
               for k in (tuple(t[f] for f in TARGET_KEY) for t in judged.to_dict("records"))
               if k in results)
     counts = {"FULL": 0, "REDUCED": 0, "LEGACY": 0}
