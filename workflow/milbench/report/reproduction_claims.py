@@ -139,7 +139,7 @@ def _better(test, tg, best):
     method, sources, metric = test["method"], test["sources"], test["metric"]
     alpha = test.get("alpha", .05)
     rows = _targets(tg, sources, metric)
-    used, lines, ok, beaten, tested, folds = [], [], [], [], 0, False
+    used, lines, ok, beaten, tested, folds, values = [], [], [], [], 0, False, {}
     for base in test["than"]:
         ours, paper, paired = [], [], []
         for (src, ds, label, m), t in rows.items():
@@ -150,6 +150,8 @@ def _better(test, tg, best):
             if a is None or b is None or other not in rows:
                 continue
             used += [a, b]
+            block = values.setdefault((ds, label[len(method) + 3:]), {})
+            block.update({method: a["ours"], base: b["ours"]})
             ours.append(a["ours"] - b["ours"])
             paper.append(t["target"] - rows[other]["target"])
             fa, fb = fold_scores(a, ds, metric), fold_scores(b, ds, metric)
@@ -179,6 +181,11 @@ def _better(test, tg, best):
     if not tested:
         return UNTESTABLE, "no archived result for the method and a baseline on one block", \
             lines, used, folds
+    names = [method, *test["than"]]
+    lines.append(f"ours per block ({' / '.join(names)}): " + "; ".join(
+        f"{ds}{', ' + clf if clf else ''} "
+        + " / ".join(f"{v[n]:.3f}".replace("0.", ".", 1) if n in v else "—" for n in names)
+        for (ds, clf), v in values.items()))
     computed = SUPPORTED if all(ok) and tested == len(test["than"]) else NOT_SUPPORTED
     outcome = (f"over the blocks, {method} is significantly above (p < "
                f"{str(alpha).lstrip('0')}) {len(beaten)} of the {len(test['than'])} baselines"
