@@ -205,9 +205,11 @@ def test_wins_are_counted_per_block_of_data_set_and_classifier(judged):
     """HyDR-MI's blocks pair "<method> + <classifier>" with "<baseline> + <classifier>" on one
     data set; every block counted once per baseline."""
     claim = _claim(judged, "hydr", "Tables 7-11")
-    for line in claim["details"]:
-        won, n = map(int, re.search(r"above in (\d+) of (\d+)", line).groups())
-        assert 0 <= won <= n and n >= 2
+    counts = [tuple(map(int, re.search(r"above in (\d+) of (\d+)", line).groups()))
+              for line in claim["details"] if line.startswith("vs ")]
+    blocks = next(x for x in claim["details"] if x.startswith("ours per block")).split("; ")
+    assert len(counts) == 2 and all(0 <= won <= n == len(blocks) for won, n in counts)
+    assert "elephant, MIWrapper (Naive Bayes) .782 / " in claim["details"][-1]
 
 
 # ----------------------------------------------------------------------------- per-fold scores
