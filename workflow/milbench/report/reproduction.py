@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -289,10 +290,13 @@ def main(argv=None):
     c.add_argument("--tolerance", type=float, default=0.0,
                    help="how far ours may move (default 0: equal to the 4 decimals written)")
     c.add_argument("--archive", default=str(reproduction_archive.ARCHIVE_DIR))
-    d = sub.add_parser("docs", help="write docs/reproduction/<paper>.md and index.md")
+    d = sub.add_parser("docs", help="write docs/reproduction/<paper>.md, index.md and the "
+                       "README's verdict table")
     d.add_argument("--out", default=str(reproduction_docs.DOCS_DIR))
     d.add_argument("--targets", default=str(TARGETS_DIR))
     d.add_argument("--archive", default=str(reproduction_archive.ARCHIVE_DIR))
+    d.add_argument("--readme", help="the README.md whose verdict table to rewrite (default: the "
+                   "repository's, when --out is the default)")
     args = ap.parse_args(argv)
     try:
         status = _dispatch(args)
@@ -338,7 +342,9 @@ def _dispatch(args):
     elif args.command == "compare":
         return _compare(args)
     else:
-        for path in reproduction_docs.write_pages(args.out, args.targets, args.archive):
+        readme = args.readme or (reproduction_docs.README
+                                 if Path(args.out) == reproduction_docs.DOCS_DIR else None)
+        for path in reproduction_docs.write_pages(args.out, args.targets, args.archive, readme):
             print(path)
     return 0
 

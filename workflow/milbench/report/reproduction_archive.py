@@ -4,8 +4,9 @@ An entry ``<run>`` (the experiment's name) is ``<run>.csv``, the
 ``results/<experiment>/reproduction.csv`` the ``reproduction`` rule wrote, copied as is, and
 ``<run>.yaml``, its provenance (checked against ``schema.yaml`` there): paper, config file,
 experiments, FULL or REDUCED (and what was cut), data sets, CPU seconds of the run's jobs,
-date, the command that regenerates it, the figures kept beside it (``<run>/<name>.png``), and
-a remark naming the data sets the run's summary marks synthetic.
+date, the command that regenerates it, the figures kept beside it (``<run>/<name>.png``), its
+per-fold scores (``<run>/scores.csv.gz``: the paired tests of the claims and the spreads over
+repeats need them), and a remark naming the data sets the run's summary marks synthetic.
 :func:`archive` adds one: ``python -m milbench.report.reproduction archive results/<experiment>
 --config <file>``; :func:`load_archive` reads a paper's entries back, checked.
 
@@ -50,6 +51,9 @@ REPO = Path(__file__).resolve().parents[3]
 ARCHIVE_DIR = REPO / "resources" / "reproductions"
 LEGACY_PREFIX = "legacy-"
 FINDING = "finding"
+#: a run's per-fold scores, in its folder beside its figures
+SCORES = "scores.csv.gz"
+SCORE_KEYS = ("dataset", "method", "repeat", "fold", "seed", "train_ratio")
 
 
 class ArchiveError(ValueError):
@@ -74,6 +78,18 @@ class Run:
     def status(self) -> str:
         """FULL, REDUCED, LEGACY (FULL) or LEGACY (REDUCED)."""
         return f"LEGACY ({self.meta['status']})" if self.legacy else self.meta["status"]
+
+    def scores(self):
+        """The run's per-fold scores (:data:`SCORES`: dataset, method, repeat, fold, the
+        metrics), None when it archived none; read once."""
+        if "scores" not in self.meta:
+            return None
+        return _read_scores(self.csv_path.parent / self.name / self.meta["scores"])
+
+
+@lru_cache(maxsize=16)
+def _read_scores(path):
+    return pd.read_csv(path)
 
 
 @lru_cache(maxsize=1)
@@ -156,6 +172,9 @@ def load_archive(paper, archive_dir=ARCHIVE_DIR) -> list:
             if not (folder / name / fig["file"]).is_file():
                 raise ArchiveError(f"{metas[name]}: figure {fig['file']} is not in "
                                    f"{folder / name}")
+        if "scores" in meta and not (folder / name / meta["scores"]).is_file():
+            raise ArchiveError(f"{metas[name]}: scores {meta['scores']} is not in "
+                               f"{folder / name}")
         runs.append(Run(name, meta, _read_csv(csvs[name], legacy), csvs[name]))
     return runs
 
@@ -303,12 +322,26 @@ def synthetic_datasets(results_dir):
     return sorted(s.loc[s["synthetic"].fillna(False).astype(bool), "dataset"].astype(str).unique())
 
 
+def per_fold_scores(results_dir, metrics):
+    """The per-fold rows of a run's ``scores.parquet`` the claims' paired tests and the spreads
+    over repeats need: dataset, method, repeat, fold (seed and train_ratio where present) and
+    the ``metrics`` it has; None without the file."""
+    path = Path(results_dir) / "scores.parquet"
+    if not path.is_file():
+        return None
+    names = pq.read_schema(path).names
+    keep = [c for c in (*SCORE_KEYS, *metrics) if c in names]
+    table = pd.read_parquet(path, columns=keep)
+    return table.dropna(axis=1, how="all")
+
+
 def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=(),
             date=None, repo=REPO):
     """Keep the finished run ``results_dir`` (``results/<experiment>``, its name the
     experiment's) of ``config`` in the archive: its reproduction.csv as is, the sidecar, the
-    given figures (``[SOURCE=]PATH.png``, SOURCE a table or figure of the paper).  Returns
-    (the CSV's path, the legacy entries naming the same experiment)."""
+    given figures (``[SOURCE=]PATH.png``, SOURCE a table or figure of the paper) and the
+    per-fold scores of its metrics (:func:`per_fold_scores`, ``<run>/scores.csv.gz``).
+    Returns (the CSV's path, the legacy entries naming the same experiment)."""
     results_dir, config = Path(results_dir), Path(config)
     experiment = results_dir.resolve().name
     table = results_dir / "reproduction.csv"
@@ -353,13 +386,20 @@ def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=
         figs.append((dict(file=path.name, **({"source": source} if source else {})), path))
     if figs:
         meta["figures"] = [f for f, _ in figs]
+    scores = per_fold_scores(results_dir, exp.get("metrics") or ["accuracy", "auroc"])
+    if scores is not None:
+        meta["scores"] = SCORES
     _check_meta(meta, f"{folder / experiment}.yaml")
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(table, folder / f"{experiment}.csv")
-    if figs:
+    if figs or scores is not None:
         (folder / experiment).mkdir(exist_ok=True)
-        for f, path in figs:
-            shutil.copyfile(path, folder / experiment / f["file"])
+    for f, path in figs:
+        shutil.copyfile(path, folder / experiment / f["file"])
+    if scores is not None:           # gzip without a time stamp: the same rows, the same bytes
+        scores.to_csv(folder / experiment / SCORES, index=False, float_format="%.6g",
+                      compression={"method": "gzip", "mtime": 0})
+        _read_scores.cache_clear()
     (folder / f"{experiment}.yaml").write_text(
         yaml.safe_dump(meta, sort_keys=False, allow_unicode=True, width=100), encoding="utf-8")
     legacy = [r.name for r in load_archive(paper, archive_dir)
