@@ -1,0 +1,424 @@
+"""Deep MIL networks in numpy: mi-Net, MI-Net (plain, deep supervision, residual connections)
+and attention / gated-attention pooling [mi-net, MI-net, attention-mil, gated-attention-mil].
+
+Every model shares a ReLU feature network h = f(x) on the instances (fully connected, Keras'
+Glorot-uniform weights, zero biases) and differs in how a bag's instances are pooled:
+
+* **mi-Net** (Wang, Yan, Tang, Bai & Liu 2018, Pattern Recognition 74, §3.1): instance
+  probabilities p_ij = σ(wᵀh_ij + b) pooled into the bag probability P_i = pool_j p_ij.
+* **MI-Net** (§3.2): bag representation z_i = pool_j h_ij, P_i = σ(wᵀz_i + b).  ``variant="ds"``
+  (deep supervision, §3.4): every layer l's pooled output has its own classifier P_i^l, the loss
+  is Σ_l BCE(P^l) and the prediction mean_l P_i^l; ``variant="rc"`` (residual connections,
+  §3.5): z_i = Σ_l pool_j h^l_ij (every layer the same width), P_i = σ(wᵀz_i + b).
+* **Attention** (Ilse, Tomczak & Welling 2018, ICML, §2.4): z_i = Σ_k a_k h_k with
+  a_k = softmax_k(wᵀ tanh(V h_k)) (Eq. 8) or, gated, softmax_k(wᵀ(tanh(V h_k) ⊙ σ(U h_k)))
+  (Eq. 9); P_i = σ(w_cᵀz_i + b_c).
+
+Pooling (``max``, ``mean``, ``lse`` = log mean exp) is Wang et al.'s §3.3, Eqs. 1–3.  The loss
+is the mean binary cross-entropy over the bags of a minibatch plus ``weight_decay``·Σ‖W‖² over
+the weight matrices (Keras' ``l2(weight_decay)`` on the kernels, as Wang et al.'s code; PyTorch's
+``weight_decay=w`` on weights is ``weight_decay=w/2`` here, biases unpenalised).  Dropout follows
+the official MI-Net code: after the last hidden layer, or after every hidden layer whose output
+is pooled (``ds``, ``rc``).
+
+Training: whole bags, ``batch_size`` bags a step, bag order reshuffled every epoch; the
+minibatch is one stacked instance matrix with offsets, pooled by segment reductions (no loop
+over bags or instances).  Gradients are analytic (checked by finite differences in the tests).
+A seed fixes initial weights, shuffles and dropout masks.  Without ``early_stopping`` the model
+is the last epoch's; with it, the epoch of lowest loss on a stratified ``validation_fraction``
+of the *training* bags.  Test data is never seen: ``epoch_callback(estimator, epoch)``, called
+after every epoch with that epoch's weights in place, lets a benchmark score each epoch itself
+(the "best test epoch" diagnostic is its business, not the estimator's).
+
+Fitted attributes: ``loss_curve_`` (mean training objective per epoch), ``validation_loss_``
+(per epoch, early stopping only), ``best_epoch_`` (epoch kept, counted from 0), ``n_iter_``
+(epochs run), ``params_`` (name -> array), ``mean_`` / ``scale_`` (z-scoring, ``standardize``).
+"""
+from __future__ import annotations
+
+from numbers import Integral, Real
+
+import numpy as np
+from scipy.special import expit
+from sklearn.utils._param_validation import Interval
+
+from milbench.base import COUNT, NON_NEGATIVE, POSITIVE, SEED, MILClassifier, options
+from milbench.classifiers._nn import (
+    OPTIMIZERS,
+    POOLINGS,
+    Optimizer,
+    bce_logits,
+    bce_proba,
+    glorot,
+    mlp_backward,
+    mlp_forward,
+    pool,
+    pool_grad,
+    segment_softmax,
+    segment_softmax_grad,
+    segment_sum,
+    spread,
+)
+from milbench.classifiers.milr import bag_logit
+
+VARIANTS = ("plain", "ds", "rc")
+
+
+def gather_bags(X, offsets, order):
+    """Instances and offsets of the bags ``order`` (indices), stacked in that order."""
+    sizes = np.diff(offsets)[order]
+    new = np.concatenate([[0], np.cumsum(sizes)])
+    rows = np.arange(new[-1]) + np.repeat(offsets[:-1][order] - new[:-1], sizes)
+    return X[rows], new
+
+
+def stratified_holdout(y, fraction, rng):
+    """Boolean mask of a validation split: ``fraction`` of each class's bags (at least one),
+    leaving at least one bag of each class for training."""
+    val = np.zeros(len(y), dtype=bool)
+    for c in (0, 1):
+        idx = np.flatnonzero(y == c)
+        k = min(max(1, int(round(fraction * len(idx)))), len(idx) - 1)
+        if k < 1:
+            raise ValueError("early_stopping needs at least 2 training bags of each class for a "
+                             f"validation split; class {c} has {len(idx)}")
+        val[rng.permutation(idx)[:k]] = True
+    return val
+
+
+class DeepMIL(MILClassifier):
+    """Shared trainer of the deep MIL networks (module docstring).  Subclasses define
+    ``_init_params(rng, d)``, ``_loss_grad(params, X, offsets, y, rng)`` (objective without
+    weight decay and its gradient; ``rng`` None = dropout off) and ``_bag_logit(params, X,
+    offsets)``.
+
+    Parameters: hidden_layer_sizes, pooling, dropout, optimizer (sgd / nesterov / adam),
+    learning_rate, momentum (sgd, nesterov), lr_decay (η_t = η / (1 + lr_decay·t)),
+    weight_decay (λ of λΣ‖W‖²), epochs, batch_size (bags per step), standardize (z-score the
+    features on the training instances), early_stopping, validation_fraction, random_state,
+    epoch_callback (callable(estimator, epoch) or None).
+    """
+
+    _parameter_constraints = {
+        "hidden_layer_sizes": ["array-like"],
+        "pooling": options(POOLINGS),
+        "dropout": [Interval(Real, 0, 1, closed="left")],
+        "optimizer": options(OPTIMIZERS),
+        "learning_rate": POSITIVE,
+        "momentum": [Interval(Real, 0, 1, closed="left")],
+        "lr_decay": NON_NEGATIVE,
+        "weight_decay": NON_NEGATIVE,
+        "epochs": COUNT,
+        "batch_size": COUNT,
+        "standardize": ["boolean"],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "random_state": SEED,
+        "epoch_callback": [callable, None],
+    }
+
+    def _check_parameter_rules(self):
+        sizes = np.asarray(self.hidden_layer_sizes)
+        if (sizes.ndim != 1 or len(sizes) == 0 or sizes.dtype.kind not in "iu"
+                or (sizes < 1).any()):
+            raise ValueError(f"{type(self).__name__}: hidden_layer_sizes must be a non-empty list "
+                             f"of positive integers, got {self.hidden_layer_sizes!r}")
+
+    # -- the network ------------------------------------------------------------------------
+    def _init_mlp(self, rng, d):
+        params, n_in = {}, d
+        for layer, n_out in enumerate(int(s) for s in self.hidden_layer_sizes):
+            params[f"W{layer}"] = glorot(rng, n_in, n_out)
+            params[f"b{layer}"] = np.zeros(n_out)
+            n_in = n_out
+        return params, n_in
+
+    def _features(self, params, X, rng, every_layer=False):
+        n = len(self.hidden_layer_sizes)
+        drop = range(n) if every_layer else (n - 1,)
+        return mlp_forward(params, X, n, self.dropout, drop, rng)
+
+    def _objective(self, params, X, offsets, y, rng):
+        """Training objective (with weight decay) and its gradient."""
+        loss, grads = self._loss_grad(params, X, offsets, y, rng)
+        lam = self.weight_decay
+        if lam > 0:
+            for k, p in params.items():
+                if k.startswith("W"):
+                    loss += lam * np.sum(p * p)
+                    grads[k] = grads[k] + 2 * lam * p
+        return loss, grads
+
+    # -- fit / predict ----------------------------------------------------------------------
+    def _fit(self, X, offsets, y):
+        rng = np.random.default_rng(self.random_state)
+        y = y.astype(float)
+        if self.standardize:
+            self.mean_ = X.mean(axis=0)
+            sd = X.std(axis=0)
+            self.scale_ = np.where(sd > 0, sd, 1.0)
+            X = (X - self.mean_) / self.scale_
+        train = np.arange(len(y))
+        if self.early_stopping:
+            val = stratified_holdout(y, self.validation_fraction, rng)
+            Xv, ov = gather_bags(X, offsets, np.flatnonzero(val))
+            yv, train = y[val], np.flatnonzero(~val)
+        params = self._init_params(rng, X.shape[1])
+        opt = Optimizer(self.optimizer, params, self.learning_rate, self.momentum, self.lr_decay)
+        self.params_ = params
+        self.loss_curve_, self.validation_loss_ = [], []
+        best, best_loss = None, np.inf
+        bs = int(self.batch_size)
+        for epoch in range(int(self.epochs)):
+            order = rng.permutation(train)
+            Xp, op = gather_bags(X, offsets, order)
+            yp, total = y[order], 0.0
+            for s in range(0, len(order), bs):
+                e = min(s + bs, len(order))
+                ob = op[s:e + 1]
+                loss, grads = self._objective(params, Xp[ob[0]:ob[-1]], ob - ob[0], yp[s:e], rng)
+                opt.step(params, grads)
+                total += loss * (e - s)
+            self.loss_curve_.append(total / len(order))
+            if self.early_stopping:
+                vloss = self._loss_grad(params, Xv, ov, yv, None)[0]
+                self.validation_loss_.append(vloss)
+                if vloss < best_loss:
+                    best_loss, best = vloss, (epoch, {k: v.copy() for k, v in params.items()})
+            if self.epoch_callback is not None:
+                self.epoch_callback(self, epoch)
+        self.n_iter_ = int(self.epochs)
+        self.best_epoch_ = self.n_iter_ - 1
+        if best is not None:
+            self.best_epoch_, self.params_ = best
+
+    def _decision(self, X, offsets):
+        if self.standardize:
+            X = (X - self.mean_) / self.scale_
+        return self._bag_logit(self.params_, X, offsets)
+
+
+class MiNet(DeepMIL):
+    """mi-Net (Wang et al. 2018, §3.1): instance scores pooled into the bag score.
+    Defaults: Wang et al.'s official settings (fc 256-128-64, dropout .5, max pooling, SGD with
+    Nesterov momentum .9, lr 5e-4 decayed by 1e-4 per step, weight decay 5e-3, 50 epochs, one
+    bag a step, z-scored features)."""
+
+    def __init__(self, hidden_layer_sizes=(256, 128, 64), pooling="max", dropout=0.5,
+                 optimizer="nesterov", learning_rate=5e-4, momentum=0.9, lr_decay=1e-4,
+                 weight_decay=5e-3, epochs=50, batch_size=1, standardize=True,
+                 early_stopping=False, validation_fraction=0.1, random_state=None,
+                 epoch_callback=None):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.pooling = pooling
+        self.dropout = dropout
+        self.optimizer = optimizer
+        self.learning_rate = learning_rate
+        self.momentum = momentum
+        self.lr_decay = lr_decay
+        self.weight_decay = weight_decay
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.standardize = standardize
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+        self.epoch_callback = epoch_callback
+
+    def _init_params(self, rng, d):
+        params, k = self._init_mlp(rng, d)
+        params["Wout"], params["bout"] = glorot(rng, k, 1)[:, 0], np.zeros(1)
+        return params
+
+    def _forward(self, params, X, offsets, rng):
+        hs, masks = self._features(params, X, rng)
+        p = expit(hs[-1] @ params["Wout"] + params["bout"])
+        P, cache = pool(p[:, None], offsets, self.pooling)
+        return P[:, 0], (hs, masks, p, cache)
+
+    def _loss_grad(self, params, X, offsets, y, rng):
+        P, (hs, masks, p, cache) = self._forward(params, X, offsets, rng)
+        loss, dP = bce_proba(P, y)
+        ds = pool_grad(dP[:, None], offsets, self.pooling, cache, len(p))[:, 0] * p * (1 - p)
+        grads = {"Wout": hs[-1].T @ ds, "bout": np.array([ds.sum()])}
+        mlp_backward(params, hs, masks, [None] * (len(hs) - 2) + [np.outer(ds, params["Wout"])],
+                     grads)
+        return loss, grads
+
+    def _bag_logit(self, params, X, offsets):
+        return bag_logit(self._forward(params, X, offsets, None)[0])
+
+
+class MINet(MiNet):
+    """MI-Net (Wang et al. 2018, §3.2), with deep supervision (``variant="ds"``, §3.4) or
+    residual connections (``variant="rc"``, §3.5; the official code uses fc 128-128-128 then).
+    Defaults as :class:`MiNet`."""
+
+    _parameter_constraints = {**MiNet._parameter_constraints, "variant": options(VARIANTS)}
+
+    def __init__(self, hidden_layer_sizes=(256, 128, 64), pooling="max", variant="plain",
+                 dropout=0.5, optimizer="nesterov", learning_rate=5e-4, momentum=0.9,
+                 lr_decay=1e-4, weight_decay=5e-3, epochs=50, batch_size=1, standardize=True,
+                 early_stopping=False, validation_fraction=0.1, random_state=None,
+                 epoch_callback=None):
+        super().__init__(hidden_layer_sizes, pooling, dropout, optimizer, learning_rate,
+                         momentum, lr_decay, weight_decay, epochs, batch_size, standardize,
+                         early_stopping, validation_fraction, random_state, epoch_callback)
+        self.variant = variant
+
+    def _check_parameter_rules(self):
+        super()._check_parameter_rules()
+        if self.variant == "rc" and len(set(np.asarray(self.hidden_layer_sizes).tolist())) > 1:
+            raise ValueError(f"MINet: variant 'rc' adds every layer's pooled output, so "
+                             f"hidden_layer_sizes must all be equal, got {self.hidden_layer_sizes!r}")
+
+    def _heads(self):
+        """Hidden layers (indices) whose pooled outputs get a classifier."""
+        return range(len(self.hidden_layer_sizes)) if self.variant == "ds" else (0,)
+
+    def _init_params(self, rng, d):
+        params, k = self._init_mlp(rng, d)
+        sizes = [int(s) for s in self.hidden_layer_sizes]
+        for h in self._heads():
+            width = sizes[h] if self.variant == "ds" else k
+            params[f"Wout{h}"], params[f"bout{h}"] = glorot(rng, width, 1)[:, 0], np.zeros(1)
+        return params
+
+    def _forward(self, params, X, offsets, rng):
+        """Bag logits, one array per head, and the cache of the backward pass."""
+        hs, masks = self._features(params, X, rng, every_layer=self.variant != "plain")
+        n = len(self.hidden_layer_sizes)
+        pooled = [pool(hs[layer + 1], offsets, self.pooling)
+                  for layer in (range(n) if self.variant != "plain" else (n - 1,))]
+        if self.variant == "ds":
+            zs = [z for z, _ in pooled]
+        else:
+            zs = [sum(z for z, _ in pooled)]
+        logits = [zs[i] @ params[f"Wout{h}"] + params[f"bout{h}"]
+                  for i, h in enumerate(self._heads())]
+        return logits, (hs, masks, pooled, zs)
+
+    def _loss_grad(self, params, X, offsets, y, rng):
+        logits, (hs, masks, pooled, zs) = self._forward(params, X, offsets, rng)
+        n = len(self.hidden_layer_sizes)
+        grads, loss, dzs = {}, 0.0, []
+        for i, h in enumerate(self._heads()):
+            li, dt = bce_logits(logits[i], y)
+            loss += li
+            grads[f"Wout{h}"], grads[f"bout{h}"] = zs[i].T @ dt, np.array([dt.sum()])
+            dzs.append(np.outer(dt, params[f"Wout{h}"]))
+        if self.variant == "ds":
+            dz_layer = dzs
+        else:                                    # one head on the (summed) pooled layers
+            dz_layer = dzs * len(pooled)
+        pooled_layers = range(n) if self.variant != "plain" else (n - 1,)
+        dhs = [None] * n
+        for (_, cache), layer, dz in zip(pooled, pooled_layers, dz_layer):
+            dhs[layer] = pool_grad(dz, offsets, self.pooling, cache, len(X))
+        mlp_backward(params, hs, masks, dhs, grads)
+        return loss, grads
+
+    def _bag_logit(self, params, X, offsets):
+        logits = self._forward(params, X, offsets, None)[0]
+        if len(logits) == 1:
+            return logits[0]
+        return bag_logit(np.mean([expit(t) for t in logits], axis=0))
+
+
+class AttentionMIL(DeepMIL):
+    """Attention-based MIL pooling (Ilse, Tomczak & Welling 2018, ICML, §2.4, Eq. 8; ``gated``:
+    Eq. 9) on the ReLU feature network.  ``attention_dim`` is L, the rows of V and U.  Defaults:
+    Ilse et al.'s optimiser for the classic data sets (Adam, lr 5e-4, PyTorch weight decay 1e-4
+    = ``weight_decay=5e-5`` here, one bag a step), the MI-Net feature network fc 256-128-64
+    with dropout .5 after its last layer, 50 epochs, z-scored features."""
+
+    _parameter_constraints = {**{k: v for k, v in DeepMIL._parameter_constraints.items()
+                                 if k != "pooling"},
+                              "attention_dim": COUNT, "gated": ["boolean"]}
+
+    def __init__(self, hidden_layer_sizes=(256, 128, 64), attention_dim=64, gated=False,
+                 dropout=0.5, optimizer="adam", learning_rate=5e-4, momentum=0.9, lr_decay=0.0,
+                 weight_decay=5e-5, epochs=50, batch_size=1, standardize=True,
+                 early_stopping=False, validation_fraction=0.1, random_state=None,
+                 epoch_callback=None):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.attention_dim = attention_dim
+        self.gated = gated
+        self.dropout = dropout
+        self.optimizer = optimizer
+        self.learning_rate = learning_rate
+        self.momentum = momentum
+        self.lr_decay = lr_decay
+        self.weight_decay = weight_decay
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.standardize = standardize
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+        self.epoch_callback = epoch_callback
+
+    def _init_params(self, rng, d):
+        params, k = self._init_mlp(rng, d)
+        L = int(self.attention_dim)
+        params["WV"], params["bV"] = glorot(rng, k, L), np.zeros(L)
+        if self.gated:
+            params["WU"], params["bU"] = glorot(rng, k, L), np.zeros(L)
+        params["Ww"] = glorot(rng, L, 1)[:, 0]
+        params["Wout"], params["bout"] = glorot(rng, k, 1)[:, 0], np.zeros(1)
+        return params
+
+    def _forward(self, params, X, offsets, rng):
+        hs, masks = self._features(params, X, rng)
+        H = hs[-1]
+        A = np.tanh(H @ params["WV"] + params["bV"])
+        G = expit(H @ params["WU"] + params["bU"]) if self.gated else None
+        a = segment_softmax((A * G if self.gated else A) @ params["Ww"], offsets)
+        z = segment_sum(a[:, None] * H, offsets)
+        return z @ params["Wout"] + params["bout"], (hs, masks, A, G, a, z)
+
+    def attention_weights(self, X):
+        """The attention weight a_k of every instance (stacked by bag; each bag's sum to 1)."""
+        Xs, offsets = self._check_predict_input(X)
+        if self.standardize:
+            Xs = (Xs - self.mean_) / self.scale_
+        return self._forward(self.params_, Xs, offsets, None)[1][4]
+
+    def _loss_grad(self, params, X, offsets, y, rng):
+        t, (hs, masks, A, G, a, z) = self._forward(params, X, offsets, rng)
+        H = hs[-1]
+        loss, dt = bce_logits(t, y)
+        grads = {"Wout": z.T @ dt, "bout": np.array([dt.sum()])}
+        dz = spread(np.outer(dt, params["Wout"]), offsets)
+        dH = a[:, None] * dz
+        ds = segment_softmax_grad(a, (H * dz).sum(axis=1), offsets)
+        AG = A * G if self.gated else A
+        grads["Ww"] = AG.T @ ds
+        dAG = np.outer(ds, params["Ww"])
+        dA = (dAG * G if self.gated else dAG) * (1 - A * A)
+        grads["WV"], grads["bV"] = H.T @ dA, dA.sum(axis=0)
+        dH += dA @ params["WV"].T
+        if self.gated:
+            dG = dAG * A * G * (1 - G)
+            grads["WU"], grads["bU"] = H.T @ dG, dG.sum(axis=0)
+            dH += dG @ params["WU"].T
+        mlp_backward(params, hs, masks, [None] * (len(hs) - 2) + [dH], grads)
+        return loss, grads
+
+    def _bag_logit(self, params, X, offsets):
+        return self._forward(params, X, offsets, None)[0]
+
+
+class GatedAttentionMIL(AttentionMIL):
+    """Gated attention pooling (Ilse et al. 2018, Eq. 9): :class:`AttentionMIL` with
+    ``gated=True`` by default."""
+
+    def __init__(self, hidden_layer_sizes=(256, 128, 64), attention_dim=64, gated=True,
+                 dropout=0.5, optimizer="adam", learning_rate=5e-4, momentum=0.9, lr_decay=0.0,
+                 weight_decay=5e-5, epochs=50, batch_size=1, standardize=True,
+                 early_stopping=False, validation_fraction=0.1, random_state=None,
+                 epoch_callback=None):
+        super().__init__(hidden_layer_sizes, attention_dim, gated, dropout, optimizer,
+                         learning_rate, momentum, lr_decay, weight_decay, epochs, batch_size,
+                         standardize, early_stopping, validation_fraction, random_state,
+                         epoch_callback)
