@@ -109,6 +109,12 @@ def bce_logits(t, y):
     return loss, (expit(t) - y) / len(t)
 
 
+def logit(P):
+    """Bag scores log P − log(1 − P) of probabilities clipped to [1e-7, 1 − 1e-7]."""
+    Pc = np.clip(P, _EPS, 1 - _EPS)
+    return np.log(Pc) - np.log1p(-Pc)
+
+
 def bce_proba(P, y):
     """Mean binary cross-entropy of bag probabilities ``P`` (clipped to [1e-7, 1 − 1e-7], as
     Keras does) and 0/1 labels, and its gradient w.r.t. P."""

@@ -50,6 +50,7 @@ from milbench.classifiers._nn import (
     bce_logits,
     bce_proba,
     glorot,
+    logit,
     mlp_backward,
     mlp_forward,
     pool,
@@ -59,7 +60,6 @@ from milbench.classifiers._nn import (
     segment_sum,
     spread,
 )
-from milbench.classifiers.milr import bag_logit
 
 VARIANTS = ("plain", "ds", "rc")
 
@@ -246,7 +246,7 @@ class MiNet(DeepMIL):
         return loss, grads
 
     def _bag_logit(self, params, X, offsets):
-        return bag_logit(self._forward(params, X, offsets, None)[0])
+        return logit(self._forward(params, X, offsets, None)[0])
 
 
 class MINet(MiNet):
@@ -322,7 +322,7 @@ class MINet(MiNet):
         logits = self._forward(params, X, offsets, None)[0]
         if len(logits) == 1:
             return logits[0]
-        return bag_logit(np.mean([expit(t) for t in logits], axis=0))
+        return logit(np.mean([expit(t) for t in logits], axis=0))
 
 
 class AttentionMIL(DeepMIL):
