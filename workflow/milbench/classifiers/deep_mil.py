@@ -32,7 +32,9 @@ after every epoch with that epoch's weights in place, lets a benchmark score eac
 
 Fitted attributes: ``loss_curve_`` (mean training objective per epoch), ``validation_loss_``
 (per epoch, early stopping only), ``best_epoch_`` (epoch kept, counted from 0), ``n_iter_``
-(epochs run), ``params_`` (name -> array), ``mean_`` / ``scale_`` (z-scoring, ``standardize``).
+(epochs run), ``params_`` (name -> array), ``mean_`` / ``scale_`` (z-scoring, ``standardize``),
+``diagnostics_`` (n_iter, best_epoch, final_loss; no "converged": the epoch budget is the
+stopping rule).
 """
 from __future__ import annotations
 
@@ -191,6 +193,8 @@ class DeepMIL(MILClassifier):
         self.best_epoch_ = self.n_iter_ - 1
         if best is not None:
             self.best_epoch_, self.params_ = best
+        self.diagnostics_ = {"n_iter": self.n_iter_, "best_epoch": self.best_epoch_,
+                             "final_loss": float(self.loss_curve_[-1])}
 
     def _decision(self, X, offsets):
         if self.standardize:
