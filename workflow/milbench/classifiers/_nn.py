@@ -35,7 +35,7 @@ def segment_sum(V, offsets):
 
 def pool(V, offsets, kind):
     """MIL pooling of instance rows ``V`` (N, k) into bag rows (n_bags, k) (Wang et al. 2018,
-    Pattern Recognition 74, §3.3, Eqs. 1–3): ``max``, ``mean`` or ``lse`` (log of the mean of
+    Pattern Recognition 74): ``max``, ``mean`` or ``lse`` (log of the mean of
     exp, the official code's LSE with r = 1).  Returns (pooled, cache for :func:`pool_grad`)."""
     if kind == "max":
         red, arg = segment_arg(V, offsets, np.maximum)

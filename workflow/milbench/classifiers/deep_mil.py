@@ -1,40 +1,10 @@
-"""Deep MIL networks in numpy: mi-Net, MI-Net (plain, deep supervision, residual connections)
-and attention / gated-attention pooling [mi-net, MI-net, attention-mil, gated-attention-mil].
+"""Deep MIL networks in numpy: mi-Net and MI-Net with deep supervision or residual connections
+(Wang, Yan, Tang, Bai & Liu 2018, Pattern Recognition 74), attention and gated-attention pooling
+(Ilse, Tomczak & Welling 2018, ICML) [mi-net, MI-net, attention-mil, gated-attention-mil].
 
-Every model shares a ReLU feature network h = f(x) on the instances (fully connected, Keras'
-Glorot-uniform weights, zero biases) and differs in how a bag's instances are pooled:
-
-* **mi-Net** (Wang, Yan, Tang, Bai & Liu 2018, Pattern Recognition 74, §3.1): instance
-  probabilities p_ij = σ(wᵀh_ij + b) pooled into the bag probability P_i = pool_j p_ij.
-* **MI-Net** (§3.2): bag representation z_i = pool_j h_ij, P_i = σ(wᵀz_i + b).  ``variant="ds"``
-  (deep supervision, §3.4): every layer l's pooled output has its own classifier P_i^l, the loss
-  is Σ_l BCE(P^l) and the prediction mean_l P_i^l; ``variant="rc"`` (residual connections,
-  §3.5): z_i = Σ_l pool_j h^l_ij (every layer the same width), P_i = σ(wᵀz_i + b).
-* **Attention** (Ilse, Tomczak & Welling 2018, ICML, §2.4): z_i = Σ_k a_k h_k with
-  a_k = softmax_k(wᵀ tanh(V h_k)) (Eq. 8) or, gated, softmax_k(wᵀ(tanh(V h_k) ⊙ σ(U h_k)))
-  (Eq. 9); P_i = σ(w_cᵀz_i + b_c).
-
-Pooling (``max``, ``mean``, ``lse`` = log mean exp) is Wang et al.'s §3.3, Eqs. 1–3.  The loss
-is the mean binary cross-entropy over the bags of a minibatch plus ``weight_decay``·Σ‖W‖² over
-the weight matrices (Keras' ``l2(weight_decay)`` on the kernels, as Wang et al.'s code; PyTorch's
-``weight_decay=w`` on weights is ``weight_decay=w/2`` here, biases unpenalised).  Dropout follows
-the official MI-Net code: after the last hidden layer, or after every hidden layer whose output
-is pooled (``ds``, ``rc``).
-
-Training: whole bags, ``batch_size`` bags a step, bag order reshuffled every epoch; the
-minibatch is one stacked instance matrix with offsets, pooled by segment reductions (no loop
-over bags or instances).  Gradients are analytic (checked by finite differences in the tests).
-A seed fixes initial weights, shuffles and dropout masks.  Without ``early_stopping`` the model
-is the last epoch's; with it, the epoch of lowest loss on a stratified ``validation_fraction``
-of the *training* bags.  Test data is never seen: ``epoch_callback(estimator, epoch)``, called
-after every epoch with that epoch's weights in place, lets a benchmark score each epoch itself
-(the "best test epoch" diagnostic is its business, not the estimator's).
-
-Fitted attributes: ``loss_curve_`` (mean training objective per epoch), ``validation_loss_``
-(per epoch, early stopping only), ``best_epoch_`` (epoch kept, counted from 0), ``n_iter_``
-(epochs run), ``params_`` (name -> array), ``mean_`` / ``scale_`` (z-scoring, ``standardize``),
-``diagnostics_`` (n_iter, best_epoch, final_loss; no "converged": the epoch budget is the
-stopping rule).
+Each class documents its model; :class:`MiNet`'s docstring holds what they share (feature
+network, loss, optimisers, training loop, parameters, fitted attributes, departures).  The
+numpy layers and their backward passes are :mod:`milbench.classifiers._nn`.
 """
 from __future__ import annotations
 
@@ -89,17 +59,10 @@ def stratified_holdout(y, fraction, rng):
 
 
 class DeepMIL(MILClassifier):
-    """Shared trainer of the deep MIL networks (module docstring).  Subclasses define
-    ``_init_params(rng, d)``, ``_loss_grad(params, X, offsets, y, rng)`` (objective without
-    weight decay and its gradient; ``rng`` None = dropout off) and ``_bag_logit(params, X,
-    offsets)``.
-
-    Parameters: hidden_layer_sizes, pooling, dropout, optimizer (sgd / nesterov / adam),
-    learning_rate, momentum (sgd, nesterov), lr_decay (η_t = η / (1 + lr_decay·t)),
-    weight_decay (λ of λΣ‖W‖²), epochs, batch_size (bags per step), standardize (z-score the
-    features on the training instances), early_stopping, validation_fraction, random_state,
-    epoch_callback (callable(estimator, epoch) or None).
-    """
+    """Shared trainer of the deep MIL networks (documented on :class:`MiNet`).  Subclasses
+    define ``_init_params(rng, d)``, ``_loss_grad(params, X, offsets, y, rng)`` (objective
+    without weight decay and its gradient; ``rng`` None = dropout off) and
+    ``_bag_logit(params, X, offsets)``."""
 
     _parameter_constraints = {
         "hidden_layer_sizes": ["array-like"],
@@ -203,10 +166,53 @@ class DeepMIL(MILClassifier):
 
 
 class MiNet(DeepMIL):
-    """mi-Net (Wang et al. 2018, §3.1): instance scores pooled into the bag score.
+    """mi-Net (Wang et al. 2018): instance probabilities p_ij = σ(wᵀh_ij + b) of a ReLU
+    feature network h = f(x), pooled into the bag probability P_i = pool_j p_ij.
+
+    Shared by the four deep networks (``MI-net``, ``attention-mil``, ``gated-attention-mil``):
+
+    * Feature network: fully connected ReLU layers ``hidden_layer_sizes``, Keras'
+      Glorot-uniform weights and zero biases (also for the attention networks, whose PyTorch
+      code uses PyTorch's default initialisation); inverted ``dropout`` after the last hidden
+      layer, or after every hidden layer whose output is pooled (MI-Net ``ds`` / ``rc``), as
+      in Wang et al.'s official code.  ``standardize``: features z-scored on the training
+      instances (as Wang et al. do), the same shift and scale applied to new bags.
+    * Pooling (Wang et al.'s MIL pooling): ``max``, ``mean`` or ``lse`` — log of the mean of
+      exp, the official code's LSE (r = 1).
+    * Loss: mean binary cross-entropy over the bags of a step (probabilities clipped to
+      [1e-7, 1 − 1e-7] as Keras does where the model outputs probabilities) plus
+      ``weight_decay``·Σ‖W‖² over the weight matrices — Keras' ``l2(weight_decay)`` on the
+      kernels, as Wang et al.'s code.  PyTorch's ``weight_decay=w`` (Ilse et al.) adds w·θ to
+      every gradient, i.e. ``weight_decay=w/2`` here, but biases are not penalised here.
+    * Optimisers: ``sgd`` (momentum), ``nesterov`` (Keras' Nesterov momentum: v ← μv − η_t g,
+      θ ← θ + μv − η_t g) and ``adam`` (Kingma & Ba 2015, Algorithm 1, β = (0.9, 0.999),
+      ε = 1e-8); step size η_t = ``learning_rate`` / (1 + ``lr_decay``·t) after t updates
+      (Keras' ``decay``; Wang et al. use 1e-4).
+    * Training: ``epochs`` passes over the training bags in an order reshuffled every epoch,
+      ``batch_size`` whole bags a step (Wang et al. and Ilse et al.: one); a step's bags are one
+      stacked instance matrix pooled by segment reductions.  Analytic gradients (finite
+      differences in the tests).  ``random_state`` fixes the weights, the bag order and the
+      dropout masks.
+    * Model kept: the last epoch's; with ``early_stopping``, the epoch of lowest loss on a
+      stratified ``validation_fraction`` of the *training* bags (at least one bag of each
+      class), trained on the rest.  Nothing is chosen on test data:
+      ``epoch_callback(estimator, epoch)``, called after every epoch with that epoch's weights
+      in place (``decision_function`` works), lets a benchmark score each epoch itself
+      (benchmarks/methods/bench_deep.py ``--inflation`` measures a "best test epoch" figure
+      that way).
+    * Bag score (``decision_function``): the logit of the bag probability.
+
+    Fitted: ``loss_curve_`` (mean training objective per epoch), ``validation_loss_`` (per
+    epoch, early stopping only), ``best_epoch_`` (the epoch kept, from 0), ``n_iter_`` (epochs
+    run), ``params_`` (name → array), ``mean_`` / ``scale_`` (``standardize``),
+    ``diagnostics_`` {n_iter, best_epoch, final_loss} — no ``converged``: the epoch budget is
+    the stopping rule, as in both papers' code.
+
     Defaults: Wang et al.'s official settings (fc 256-128-64, dropout .5, max pooling, SGD with
     Nesterov momentum .9, lr 5e-4 decayed by 1e-4 per step, weight decay 5e-3, 50 epochs, one
-    bag a step, z-scored features)."""
+    bag a step, z-scored features); their per-data-set learning rates and weight decays are in
+    config/deep.yaml.
+    """
 
     def __init__(self, hidden_layer_sizes=(256, 128, 64), pooling="max", dropout=0.5,
                  optimizer="nesterov", learning_rate=5e-4, momentum=0.9, lr_decay=1e-4,
@@ -254,9 +260,13 @@ class MiNet(DeepMIL):
 
 
 class MINet(MiNet):
-    """MI-Net (Wang et al. 2018, §3.2), with deep supervision (``variant="ds"``, §3.4) or
-    residual connections (``variant="rc"``, §3.5; the official code uses fc 128-128-128 then).
-    Defaults as :class:`MiNet`."""
+    """MI-Net (Wang et al. 2018): bag representation z_i = pool_j h_ij of the feature
+    network's last layer, P_i = σ(wᵀz_i + b).  ``variant="ds"`` (deep supervision): every
+    hidden layer l's pooled output has its own classifier P_i^l = σ(w_lᵀ pool_j h^l_ij + b_l);
+    the loss is Σ_l BCE(P^l) and the bag probability mean_l P_i^l (the official code's loss
+    weights 1, 1, 1 and averaged score).  ``variant="rc"`` (residual connections):
+    z_i = Σ_l pool_j h^l_ij, so every hidden layer has the same width (the official code: fc
+    128-128-128).  Parameters, training and defaults as ``mi-net``."""
 
     _parameter_constraints = {**MiNet._parameter_constraints, "variant": options(VARIANTS)}
 
@@ -330,11 +340,18 @@ class MINet(MiNet):
 
 
 class AttentionMIL(DeepMIL):
-    """Attention-based MIL pooling (Ilse, Tomczak & Welling 2018, ICML, §2.4, Eq. 8; ``gated``:
-    Eq. 9) on the ReLU feature network.  ``attention_dim`` is L, the rows of V and U.  Defaults:
-    Ilse et al.'s optimiser for the classic data sets (Adam, lr 5e-4, PyTorch weight decay 1e-4
-    = ``weight_decay=5e-5`` here, one bag a step), the MI-Net feature network fc 256-128-64
-    with dropout .5 after its last layer, 50 epochs, z-scored features."""
+    """Attention-based MIL pooling (Ilse, Tomczak & Welling 2018, ICML): the bag
+    representation z = Σ_k a_k h_k of the feature network's outputs h_k with
+    a_k = exp(wᵀ tanh(V h_k)) / Σ_j exp(wᵀ tanh(V h_j)) (Eq. 8) or, ``gated``,
+    a_k ∝ exp(wᵀ(tanh(V h_k) ⊙ σ(U h_k))) (Eq. 9), V, U of ``attention_dim`` (L) rows, with
+    biases as PyTorch's ``nn.Linear``; P = σ(w_cᵀz + b_c).  ``attention_weights(X)`` returns
+    every instance's a_k.  Parameters and training as ``mi-net`` (no ``pooling``).
+
+    Defaults: Ilse et al.'s optimiser for the classic data sets (Adam, lr 5e-4, PyTorch weight
+    decay 1e-4 = ``weight_decay=5e-5`` here, one bag a step); the feature network is MI-Net's
+    (fc 256-128-64, dropout .5 after its last layer), 50 epochs, z-scored features — Ilse et
+    al.'s own network and epoch budget for these data sets are not transcribed here.
+    """
 
     _parameter_constraints = {**{k: v for k, v in DeepMIL._parameter_constraints.items()
                                  if k != "pooling"},
