@@ -1,5 +1,5 @@
 """Deep MIL networks (milbench.classifiers.deep_mil): analytic gradients against finite
-differences, the one-instance-bag reductions to an MLP, determinism, the MIL estimator contract,
+differences, the one-instance-bag reductions to an MLP (and DSMIL's to its two heads), determinism, the MIL estimator contract,
 early stopping on training bags only, and learning a synthetic MIL problem."""
 import numpy as np
 import pytest
@@ -10,6 +10,7 @@ from sklearn.metrics import roc_auc_score
 from milbench.classifiers._nn import POOLINGS, segment_softmax
 from milbench.classifiers.deep_mil import (
     VARIANTS,
+    DSMIL,
     AttentionMIL,
     GatedAttentionMIL,
     MiNet,
@@ -27,7 +28,8 @@ MODELS = ([MiNet(pooling=p, **SMALL) for p in POOLINGS]
           + [MINet(pooling=p, variant=v, **({"hidden_layer_sizes": (4, 4, 4)} if v == "rc"
                                             else SMALL))
              for p in POOLINGS for v in VARIANTS]
-          + [AttentionMIL(attention_dim=3, **SMALL), GatedAttentionMIL(attention_dim=3, **SMALL)])
+          + [AttentionMIL(attention_dim=3, **SMALL), GatedAttentionMIL(attention_dim=3, **SMALL),
+             DSMIL(query_dim=3, **SMALL)])
 IDS = [f"{type(m).__name__}-{m.get_params().get('pooling', 'att')}-"
        f"{m.get_params().get('variant', '')}" for m in MODELS]
 FAST = {"hidden_layer_sizes": (8, 6), "epochs": 3}
@@ -94,6 +96,18 @@ def test_one_instance_bags_are_an_mlp_on_instances(pooling):
             np.testing.assert_array_equal(est.attention_weights(bags), 1.0)
 
 
+def test_one_instance_bags_make_dsmil_the_mean_of_its_two_heads():
+    """On one-instance bags DSMIL's critical instance is the instance and its weight 1: the bag
+    score is ½(instance head + bag head on the value of the MLP's output)."""
+    bags, y = toy_bags(n_bags=40, d=3, singletons=True)
+    est = DSMIL(**FAST, random_state=0, standardize=False).fit(bags, y)
+    p = est.params_
+    h = _mlp(p, np.vstack(bags), 2)
+    t = (h @ p["Winst"] + p["binst"] + (h @ p["Wv"] + p["bv"]) @ p["Wbag"] + p["bbag"]) / 2
+    np.testing.assert_allclose(est.decision_function(bags), t, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(est.attention_weights(bags), 1.0)
+
+
 def test_one_instance_bags_train_mi_net_and_mi_net_alike():
     """On one-instance bags mi-Net's and MI-Net's losses and gradients are the same function
     of the same initial weights, so their fits (same seed) agree."""
@@ -117,7 +131,7 @@ def test_attention_weights_are_a_softmax_within_each_bag():
                                1.0)
 
 
-@pytest.mark.parametrize("Est", [MiNet, MINet, AttentionMIL])
+@pytest.mark.parametrize("Est", [MiNet, MINet, AttentionMIL, DSMIL])
 def test_seed_fixes_the_fit(Est):
     bags, y = toy_bags(n_bags=20, d=3)
     fit = lambda seed: Est(**FAST, random_state=seed).fit(bags, y)  # noqa: E731
@@ -140,6 +154,7 @@ def test_standardize_makes_the_fit_invariant_to_feature_units():
     {"name": "MI-net", "variant": "rc", "hidden_layer_sizes": [6, 6]},
     {"name": "attention-mil", "optimizer": "sgd", "batch_size": 4},
     {"name": "gated-attention-mil", "early_stopping": True, "validation_fraction": 0.2},
+    {"name": "dsmil", "query_dim": 4},
 ], ids=lambda s: "-".join(str(v) for v in s.values()))
 def test_mil_estimator_contract(spec):
     spec = {"hidden_layer_sizes": [8, 6], "epochs": 4, **spec}
@@ -185,7 +200,7 @@ def test_gather_bags_stacks_bags_in_the_given_order():
 @pytest.mark.parametrize("Est, kw", [
     (MiNet, {}), (MINet, {}), (MINet, {"variant": "ds"}),
     (MINet, {"variant": "rc", "hidden_layer_sizes": (16, 16)}),
-    (AttentionMIL, {}), (GatedAttentionMIL, {})])
+    (AttentionMIL, {}), (GatedAttentionMIL, {}), (DSMIL, {})])
 def test_learns_a_synthetic_mil_problem(Est, kw):
     """Positive bags hold one shifted instance among 1-8 noise instances."""
     train, y = toy_bags(n_bags=120, d=4, max_size=8, seed=0)

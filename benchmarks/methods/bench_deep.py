@@ -6,7 +6,7 @@ how much a "best test epoch" figure inflates the honest last-epoch one.
 
 Fit CPU: every method on all of musk2 (min-max scaled as the workflow does; the deep networks
 z-score on top, their ``standardize``), Wang et al.'s settings for the MI-Net family (musk2:
-lr 5e-4, weight decay .03), Ilse et al.'s optimiser for attention; MILR (C = 1, softmax) and
+lr 5e-4, weight decay .03), Ilse et al.'s optimiser for attention and DSMIL; MILR (C = 1, softmax) and
 MI-SVM (RBF, C = 10).  Ratios are to MILR's and MI-SVM's CPU.
 
 Inflation: one stratified ``--folds``-fold split (seed 0); each network is fitted on the
@@ -44,7 +44,8 @@ def deep_specs(dataset, epochs):
             "MI-Net-RC": {"name": "MI-net", "variant": "rc",
                           "hidden_layer_sizes": [128, 128, 128], **wang},
             "Attention": {"name": "attention-mil", **ilse},
-            "Gated-Attention": {"name": "gated-attention-mil", **ilse}}
+            "Gated-Attention": {"name": "gated-attention-mil", **ilse},
+            "DSMIL": {"name": "dsmil", **ilse}}
 
 
 def load(dataset):

@@ -48,6 +48,7 @@ CLASSIFIERS = {
     "MI-net": "milbench.classifiers.deep_mil:MINet",
     "attention-mil": "milbench.classifiers.deep_mil:AttentionMIL",
     "gated-attention-mil": "milbench.classifiers.deep_mil:GatedAttentionMIL",
+    "dsmil": "milbench.classifiers.deep_mil:DSMIL",
 }
 
 

@@ -1,6 +1,7 @@
 """Deep MIL networks in numpy: mi-Net and MI-Net with deep supervision or residual connections
 (Wang, Yan, Tang, Bai & Liu 2018, Pattern Recognition 74), attention and gated-attention pooling
-(Ilse, Tomczak & Welling 2018, ICML) [mi-net, MI-net, attention-mil, gated-attention-mil].
+(Ilse, Tomczak & Welling 2018, ICML) and dual-stream pooling (Li, Li & Eliceiri 2021, CVPR)
+[mi-net, MI-net, attention-mil, gated-attention-mil, dsmil].
 
 Each class documents its model; :class:`MiNet`'s docstring holds what they share (feature
 network, loss, optimisers, training loop, parameters, fitted attributes, departures).  The
@@ -8,7 +9,7 @@ numpy layers and their backward passes are :mod:`milbench.classifiers._nn`.
 """
 from __future__ import annotations
 
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 from scipy.special import expit
@@ -32,6 +33,7 @@ from milbench.classifiers._nn import (
     segment_sum,
     spread,
 )
+from milbench.utils.segments import segment_argmax
 
 VARIANTS = ("plain", "ds", "rc")
 
@@ -66,7 +68,6 @@ class DeepMIL(MILClassifier):
 
     _parameter_constraints = {
         "hidden_layer_sizes": ["array-like"],
-        "pooling": options(POOLINGS),
         "dropout": [Interval(Real, 0, 1, closed="left")],
         "optimizer": options(OPTIMIZERS),
         "learning_rate": POSITIVE,
@@ -81,6 +82,24 @@ class DeepMIL(MILClassifier):
         "random_state": SEED,
         "epoch_callback": [callable, None],
     }
+
+    def __init__(self, hidden_layer_sizes, dropout, optimizer, learning_rate, momentum, lr_decay,
+                 weight_decay, epochs, batch_size, standardize, early_stopping,
+                 validation_fraction, random_state, epoch_callback):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.dropout = dropout
+        self.optimizer = optimizer
+        self.learning_rate = learning_rate
+        self.momentum = momentum
+        self.lr_decay = lr_decay
+        self.weight_decay = weight_decay
+        self.epochs = epochs
+        self.batch_size = batch_size
+        self.standardize = standardize
+        self.early_stopping = early_stopping
+        self.validation_fraction = validation_fraction
+        self.random_state = random_state
+        self.epoch_callback = epoch_callback
 
     def _check_parameter_rules(self):
         sizes = np.asarray(self.hidden_layer_sizes)
@@ -214,26 +233,17 @@ class MiNet(DeepMIL):
     config/deep.yaml.
     """
 
+    _parameter_constraints = {**DeepMIL._parameter_constraints, "pooling": options(POOLINGS)}
+
     def __init__(self, hidden_layer_sizes=(256, 128, 64), pooling="max", dropout=0.5,
                  optimizer="nesterov", learning_rate=5e-4, momentum=0.9, lr_decay=1e-4,
                  weight_decay=5e-3, epochs=50, batch_size=1, standardize=True,
                  early_stopping=False, validation_fraction=0.1, random_state=None,
                  epoch_callback=None):
-        self.hidden_layer_sizes = hidden_layer_sizes
+        super().__init__(hidden_layer_sizes, dropout, optimizer, learning_rate, momentum, lr_decay,
+                         weight_decay, epochs, batch_size, standardize, early_stopping,
+                         validation_fraction, random_state, epoch_callback)
         self.pooling = pooling
-        self.dropout = dropout
-        self.optimizer = optimizer
-        self.learning_rate = learning_rate
-        self.momentum = momentum
-        self.lr_decay = lr_decay
-        self.weight_decay = weight_decay
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.standardize = standardize
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.random_state = random_state
-        self.epoch_callback = epoch_callback
 
     def _init_params(self, rng, d):
         params, k = self._init_mlp(rng, d)
@@ -353,31 +363,19 @@ class AttentionMIL(DeepMIL):
     al.'s own network and epoch budget for these data sets are not transcribed here.
     """
 
-    _parameter_constraints = {**{k: v for k, v in DeepMIL._parameter_constraints.items()
-                                 if k != "pooling"},
-                              "attention_dim": COUNT, "gated": ["boolean"]}
+    _parameter_constraints = {**DeepMIL._parameter_constraints, "attention_dim": COUNT,
+                              "gated": ["boolean"]}
 
     def __init__(self, hidden_layer_sizes=(256, 128, 64), attention_dim=64, gated=False,
                  dropout=0.5, optimizer="adam", learning_rate=5e-4, momentum=0.9, lr_decay=0.0,
                  weight_decay=5e-5, epochs=50, batch_size=1, standardize=True,
                  early_stopping=False, validation_fraction=0.1, random_state=None,
                  epoch_callback=None):
-        self.hidden_layer_sizes = hidden_layer_sizes
+        super().__init__(hidden_layer_sizes, dropout, optimizer, learning_rate, momentum, lr_decay,
+                         weight_decay, epochs, batch_size, standardize, early_stopping,
+                         validation_fraction, random_state, epoch_callback)
         self.attention_dim = attention_dim
         self.gated = gated
-        self.dropout = dropout
-        self.optimizer = optimizer
-        self.learning_rate = learning_rate
-        self.momentum = momentum
-        self.lr_decay = lr_decay
-        self.weight_decay = weight_decay
-        self.epochs = epochs
-        self.batch_size = batch_size
-        self.standardize = standardize
-        self.early_stopping = early_stopping
-        self.validation_fraction = validation_fraction
-        self.random_state = random_state
-        self.epoch_callback = epoch_callback
 
     def _init_params(self, rng, d):
         params, k = self._init_mlp(rng, d)
@@ -443,3 +441,85 @@ class GatedAttentionMIL(AttentionMIL):
                          learning_rate, momentum, lr_decay, weight_decay, epochs, batch_size,
                          standardize, early_stopping, validation_fraction, random_state,
                          epoch_callback)
+
+
+class DSMIL(DeepMIL):
+    """Dual-stream MIL (Li, Li & Eliceiri 2021, CVPR), on the feature network h = f(x).
+    Instance stream: scores c_i = w_0ᵀh_i + b_0, max-pooled: the bag's critical instance m and
+    c_m = max_i c_i.  Bag stream: queries q_i = W_q h_i + b_q (``query_dim`` rows), values
+    v_i = W_v h_i + b_v, attention U_i = softmax_i(⟨q_i, q_m⟩ / √query_dim) within the bag
+    (the paper's distance to the critical instance; the √ scaling is the official code's),
+    b = Σ_i U_i v_i and c_b = w_bᵀb + b_b.  The bag score is ½(c_m + c_b) (the paper's average
+    of the two streams, taken on the logits); the loss ½BCE(c_m) + ½BCE(c_b), as the official
+    code.  The query is a linear map (the official code's later versions add a hidden layer and
+    tanh); the critical instance is chosen by the forward pass and no gradient flows through
+    that choice.  ``attention_weights(X)`` returns every U_i.  Parameters and training as
+    ``mi-net`` (no ``pooling``); defaults as ``attention-mil`` (DSMIL's own optimiser settings
+    are not transcribed here).
+    """
+
+    _parameter_constraints = {**DeepMIL._parameter_constraints, "query_dim": COUNT}
+
+    def __init__(self, hidden_layer_sizes=(256, 128, 64), query_dim=128, dropout=0.5,
+                 optimizer="adam", learning_rate=5e-4, momentum=0.9, lr_decay=0.0,
+                 weight_decay=5e-5, epochs=50, batch_size=1, standardize=True,
+                 early_stopping=False, validation_fraction=0.1, random_state=None,
+                 epoch_callback=None):
+        super().__init__(hidden_layer_sizes, dropout, optimizer, learning_rate, momentum, lr_decay,
+                         weight_decay, epochs, batch_size, standardize, early_stopping,
+                         validation_fraction, random_state, epoch_callback)
+        self.query_dim = query_dim
+
+    def _init_params(self, rng, d):
+        params, k = self._init_mlp(rng, d)
+        dq = int(self.query_dim)
+        params["Winst"], params["binst"] = glorot(rng, k, 1)[:, 0], np.zeros(1)
+        params["Wq"], params["bq"] = glorot(rng, k, dq), np.zeros(dq)
+        params["Wv"], params["bv"] = glorot(rng, k, k), np.zeros(k)
+        params["Wbag"], params["bbag"] = glorot(rng, k, 1)[:, 0], np.zeros(1)
+        return params
+
+    def _forward(self, params, X, offsets, rng):
+        """(instance-stream logits c_m, bag-stream logits c_b) and the backward cache."""
+        hs, masks = self._features(params, X, rng)
+        H = hs[-1]
+        c = H @ params["Winst"] + params["binst"]
+        crit = segment_argmax(c, offsets)
+        Q = H @ params["Wq"] + params["bq"]
+        root = np.sqrt(Q.shape[1])
+        U = segment_softmax((Q * spread(Q[crit], offsets)).sum(axis=1) / root, offsets)
+        V = H @ params["Wv"] + params["bv"]
+        b = segment_sum(U[:, None] * V, offsets)
+        return (c[crit], b @ params["Wbag"] + params["bbag"]), (hs, masks, crit, Q, root, U, V, b)
+
+    def attention_weights(self, X):
+        """The bag stream's weight U_i of every instance (stacked by bag; each bag's sum to 1)."""
+        Xs, offsets = self._check_predict_input(X)
+        if self.standardize:
+            Xs = (Xs - self.mean_) / self.scale_
+        return self._forward(self.params_, Xs, offsets, None)[1][5]
+
+    def _loss_grad(self, params, X, offsets, y, rng):
+        (cm, cb), (hs, masks, crit, Q, root, U, V, b) = self._forward(params, X, offsets, rng)
+        H = hs[-1]
+        loss_m, dcm = bce_logits(cm, y)
+        loss_b, dcb = bce_logits(cb, y)
+        dcm, dcb = dcm / 2, dcb / 2
+        grads = {"Wbag": b.T @ dcb, "bbag": np.array([dcb.sum()])}
+        db = spread(np.outer(dcb, params["Wbag"]), offsets)
+        dV = U[:, None] * db
+        de = segment_softmax_grad(U, (V * db).sum(axis=1), offsets) / root
+        dQ = de[:, None] * spread(Q[crit], offsets)
+        dQ[crit] += segment_sum(de[:, None] * Q, offsets)
+        dc = np.zeros(len(H))
+        dc[crit] = dcm
+        grads["Winst"], grads["binst"] = H.T @ dc, np.array([dcm.sum()])
+        grads["Wq"], grads["bq"] = H.T @ dQ, dQ.sum(axis=0)
+        grads["Wv"], grads["bv"] = H.T @ dV, dV.sum(axis=0)
+        dH = dV @ params["Wv"].T + dQ @ params["Wq"].T + np.outer(dc, params["Winst"])
+        mlp_backward(params, hs, masks, [None] * (len(hs) - 2) + [dH], grads)
+        return (loss_m + loss_b) / 2, grads
+
+    def _bag_logit(self, params, X, offsets):
+        cm, cb = self._forward(params, X, offsets, None)[0]
+        return (cm + cb) / 2
