@@ -1,6 +1,7 @@
 """Deep MIL networks (milbench.classifiers.deep_mil): analytic gradients against finite
-differences, the one-instance-bag reductions to an MLP (and DSMIL's to its two heads), determinism, the MIL estimator contract,
-early stopping on training bags only, and learning a synthetic MIL problem."""
+differences, the one-instance-bag reductions to an MLP (and DSMIL's to its two heads),
+determinism, the MIL estimator contract, early stopping on training bags only, and learning a
+synthetic MIL problem."""
 import numpy as np
 import pytest
 from scipy.special import expit

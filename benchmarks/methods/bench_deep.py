@@ -2,12 +2,12 @@
 how much a "best test epoch" figure inflates the honest last-epoch one.
 
     python -m benchmarks.methods.bench_deep [--epochs 50] [--repeats 1]
-    python -m benchmarks.methods.bench_deep --inflation musk1 [--folds 10] [--methods mi-net MI-net]
+    python -m benchmarks.methods.bench_deep --inflation musk1 [--folds 10] [--methods mi-Net MI-Net]
 
 Fit CPU: every method on all of musk2 (min-max scaled as the workflow does; the deep networks
 z-score on top, their ``standardize``), Wang et al.'s settings for the MI-Net family (musk2:
-lr 5e-4, weight decay .03), Ilse et al.'s optimiser for attention and DSMIL; MILR (C = 1, softmax) and
-MI-SVM (RBF, C = 10).  Ratios are to MILR's and MI-SVM's CPU.
+lr 5e-4, weight decay .03), Ilse et al.'s optimiser for attention and DSMIL; MILR (C = 1,
+softmax) and MI-SVM (RBF, C = 10).  Ratios are to MILR's and MI-SVM's CPU.
 
 Inflation: one stratified ``--folds``-fold split (seed 0); each network is fitted on the
 training folds and, through its ``epoch_callback``, scored on the test fold after every epoch.

@@ -293,8 +293,9 @@ class MINet(MiNet):
     def _check_parameter_rules(self):
         super()._check_parameter_rules()
         if self.variant == "rc" and len(set(np.asarray(self.hidden_layer_sizes).tolist())) > 1:
-            raise ValueError(f"MINet: variant 'rc' adds every layer's pooled output, so "
-                             f"hidden_layer_sizes must all be equal, got {self.hidden_layer_sizes!r}")
+            raise ValueError("MINet: variant 'rc' adds every layer's pooled output, so "
+                             "hidden_layer_sizes must all be equal, got "
+                             f"{self.hidden_layer_sizes!r}")
 
     def _heads(self):
         """Hidden layers (indices) whose pooled outputs get a classifier."""
