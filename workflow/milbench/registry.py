@@ -44,6 +44,11 @@ CLASSIFIERS = {
     "view-ensemble": "milbench.classifiers.view_ensemble:ViewEnsemble",
     "milsd": "milbench.classifiers.milsd:MILSD",
     "lcmf": "milbench.classifiers.lcmf:LCMF",
+    "mi-net": "milbench.classifiers.deep_mil:MiNet",
+    "MI-net": "milbench.classifiers.deep_mil:MINet",
+    "attention-mil": "milbench.classifiers.deep_mil:AttentionMIL",
+    "gated-attention-mil": "milbench.classifiers.deep_mil:GatedAttentionMIL",
+    "dsmil": "milbench.classifiers.deep_mil:DSMIL",
 }
 
 
