@@ -201,21 +201,24 @@ def solve_dual_cd(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
     """max_γ linᵀγ − ½γᵀKγ  s.t. γ ≥ 0 and Σ_{k: block_k = b} γ_k ≤ caps[b]; returns (γ, steps).
 
     Dual coordinate descent in the SMO form (Platt 1998; the second-order pair choice of Fan,
-    Chen & Lin, JMLR 2005, as in LIBSVM / LIBLINEAR): each block's cap becomes an equality with
-    a slack variable of zero gradient, every step moves mass between one pair of a block (one
+    Chen & Lin, JMLR 2005, as in LIBSVM / LIBLINEAR), each step followed by an exact solve on
+    the face it reached.  A step: each block's cap becomes an equality with a slack variable of
+    zero gradient; in the block with the larger duality gap, mass moves between one pair (one
     variable up, one down, or to / from the slack) by the exact 1-d maximiser clipped to the
-    bounds, and the gradient g = lin − Kγ is updated with two columns of K (cached; K itself is
-    the cached Gram matrix of the working set).  The step's block is the one with the larger
-    duality gap.
+    bounds — this is what brings a new cut into the support, or frees a cap.  Then the face
+    solve (:func:`_face_solve`): the maximiser over the support with the saturated caps held
+    as equalities, one KKT system, reached by a step clipped at the first bound it crosses
+    (that variable or cap is fixed and the solve repeated).  Successive cuts are nearly
+    parallel, so K is ill-conditioned and pairwise steps alone zig-zag; the face solve ends
+    each zig-zag in one step.  Every step and every clipped move raises the dual objective.
 
     Stops when the duality gap of the restricted QP — Σ_b caps_b·max(0, max_{k∈b} g_k) −
-    Σ_k γ_k g_k, the primal value at w = Σγ_k v_k with the slacks ξ_b = max(0, max_{k∈b} g_k)
-    minus the dual value — is ≤ ``tol`` (absolute, objective units).  So the returned γ is
-    feasible (γ ≥ 0 exactly, block sums ≤ caps to round-off) and its dual value is within
-    ``tol`` of the optimum; :func:`cutting_plane` sets tol to a fraction of C·ε1 + μ·ε2, which
-    keeps the ε1 / ε2 guarantee of the cutting plane up to that fraction.  No shrinking: with
-    the few hundred working-set constraints of a fit, a step's O(m) vector work is below its
-    Python overhead.  ``max_iter`` (default 200·m + 1000 steps) is a safety cap.
+    Σ_k γ_k g_k with g = lin − Kγ, the primal value at w = Σγ_k v_k with the slacks
+    ξ_b = max(0, max_{k∈b} g_k) minus the dual value — is ≤ ``tol`` (absolute, objective
+    units), or when a step and face solve no longer raise the dual objective beyond round-off
+    (the KKT point to machine precision; the gap then measures only the round-off of g, which
+    grows with caps·‖K‖).  γ ≥ 0 exactly and block sums ≤ caps to round-off.  ``max_iter``
+    (default 10·m + 100 steps) is a safety cap.
     """
     m = len(lin)
     caps = np.asarray(caps, float)
@@ -230,15 +233,15 @@ def solve_dual_cd(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
             tot = x[idx].sum()
             if tot > caps[b]:                               # make the warm start feasible
                 x[idx] *= caps[b] / tot
-            blocks.append((idx, float(caps[b])))
+            blocks.append((b, idx, float(caps[b])))
     g = lin - K @ x
     diag = np.diag(K).copy()
     tiny = 1e-12 * (1.0 + float(diag.max()))
-    limit = max_iter or 200 * m + 1000
+    D = 0.5 * float(x @ (lin + g))                          # dual value: linᵀγ − ½γᵀKγ
     it = 0
-    while it < limit:
+    for it in range(1, (max_iter or 10 * m + 100) + 1):
         best_gap, total, pick = -1.0, 0.0, None
-        for idx, cap in blocks:
+        for b, idx, cap in blocks:
             gb, xb = g[idx], x[idx]
             G = max(float(gb.max()), 0.0)
             gap = cap * G - float(xb @ gb)
@@ -247,7 +250,6 @@ def solve_dual_cd(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
                 best_gap, pick = gap, (idx, cap, gb, xb, G)
         if total <= tol:
             break
-        it += 1
         idx, cap, gb, xb, G = pick
         slack = cap - float(xb.sum())
         # up: the variable of largest gradient (the slack, gradient 0, when all are ≤ 0)
@@ -258,8 +260,7 @@ def solve_dual_cd(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
         Kij = K[i, idx] if i >= 0 else 0.0
         eta = np.maximum(Kii + diag[idx] - 2.0 * Kij, tiny)
         diff = G - gb
-        cand = (xb > 0) & (diff > 0)
-        score = np.where(cand, diff * diff / eta, -1.0)
+        score = np.where((xb > 0) & (diff > 0), diff * diff / eta, -1.0)
         kj = int(np.argmax(score))
         s_slack = G * G / max(Kii, tiny) if (i >= 0 and slack > 0) else -1.0
         if s_slack > score[kj]:
@@ -273,11 +274,69 @@ def solve_dual_cd(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
             break
         if i >= 0:
             x[i] += t
-            g -= t * K[:, i]
         if j >= 0:
             x[j] = 0.0 if t >= xb[kj] else x[j] - t
-            g += t * K[:, j]
+        x = _face_solve(K, lin, x, block, caps, tiny)
+        g = lin - K @ x
+        D_new = 0.5 * float(x @ (lin + g))
+        if D_new - D <= 1e-15 * max(1.0, abs(D_new)):
+            break                                           # no ascent beyond round-off
+        D = D_new
     return x, it
+
+
+def _face_solve(K, lin, x, block, caps, ridge):
+    """Move ``x`` to the maximiser of linᵀγ − ½γᵀKγ on its face: the support {γ_k > 0} free,
+    every other γ_k = 0, the caps that are saturated held as equalities.  One KKT system on
+    the support (K with ``ridge`` on its diagonal, as :func:`solve_dual_qp`); the step to its
+    solution is clipped at the first bound (γ_k = 0, or an unsaturated cap) it crosses, which
+    is then fixed and the system solved again (Nocedal & Wright, Alg. 16.3, without adding
+    constraints: the pairwise steps of :func:`solve_dual_cd` do that)."""
+    nb = len(caps)
+    live = caps > 0
+    sums = np.bincount(block, weights=x, minlength=nb)
+    capped = live & (caps - sums <= 1e-12 * caps)
+    for _ in range(len(x) + nb):
+        F = np.flatnonzero(x > 0)
+        if not len(F):
+            break
+        bF = block[F]
+        A = np.flatnonzero(capped)
+        nF, nA = len(F), len(A)
+        E = (bF[None, :] == A[:, None]).astype(float)       # nA x nF: block sums held
+        KKT = np.zeros((nF + nA, nF + nA))
+        KKT[:nF, :nF] = K[np.ix_(F, F)]
+        KKT[np.arange(nF), np.arange(nF)] += ridge
+        KKT[:nF, nF:] = E.T
+        KKT[nF:, :nF] = E
+        rhs = np.concatenate([lin[F], caps[A]])
+        try:
+            sol = np.linalg.solve(KKT, rhs)
+        except np.linalg.LinAlgError:
+            sol = np.linalg.lstsq(KKT, rhs, rcond=None)[0]
+        p = sol[:nF] - x[F]
+        alpha, hit, hit_b = 1.0, -1, -1
+        neg = np.flatnonzero(p < 0)
+        if len(neg):
+            r = x[F[neg]] / -p[neg]
+            k = int(np.argmin(r))
+            if r[k] < alpha:
+                alpha, hit = float(r[k]), int(F[neg[k]])
+        ep = np.bincount(bF, weights=p, minlength=nb)
+        sums = np.bincount(block, weights=x, minlength=nb)
+        for b in np.flatnonzero(live & ~capped & (ep > 0)):
+            r = (caps[b] - sums[b]) / ep[b]
+            if r < alpha:
+                alpha, hit, hit_b = max(float(r), 0.0), -1, int(b)
+        x[F] += alpha * p
+        x[x < 0] = 0.0
+        if hit_b >= 0:
+            capped[hit_b] = True
+        elif hit >= 0:
+            x[hit] = 0.0
+        else:
+            break
+    return x
 
 
 SOLVERS = {"active-set": solve_dual_qp, "cd": solve_dual_cd}
@@ -435,7 +494,7 @@ class _Problem:
 
 
 def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=None,
-                  solver="active-set", qp_gap=0.01, first_cut=None):
+                  solver="active-set", qp_gap=1e-6, first_cut=None):
     """Solve the CCCP subproblem (2) via the 1-slack form (3) with two working sets.
 
     ``P`` linearises every graph node (sparse rows over instances), ``lin_pos`` every labeled
@@ -455,7 +514,8 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
     d = prob.Z.shape[1]
     use_graph = prob.has_graph and mu > 0
     qp = SOLVERS[solver]
-    qp_tol = qp_gap * (C * eps1 + (mu * eps2 if use_graph else 0.0)) if solver == "cd" else 1e-12
+    per_row = solver == "active-set"
+    qp_tol = 1e-12 if per_row else qp_gap * (C * eps1 + (mu * eps2 if use_graph else 0.0))
     w = np.zeros(d)
     xi = zeta = 0.0
     size = 64                                          # working set, grown by doubling
@@ -487,27 +547,42 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
             new.append((prob.Zt @ coef1 if vec1 is None else vec1, b1, 0))
         if not H2:
             new.append((-(prob.Zt @ coef2), 0.0, 1))
-        for vec, bb, blk in new:
-            if m == size:
-                size *= 2
-                R = np.concatenate([R, np.empty((size - m, d))])
-                K2 = np.empty((size, size))
-                K2[:m, :m] = K[:m, :m]
-                K = K2
-                lin = np.concatenate([lin, np.empty(size - m)])
-                block = np.concatenate([block, np.empty(size - m, dtype=int)])
+        if m + len(new) > size:
+            size *= 2
+            R = np.concatenate([R, np.empty((size - m, d))])
+            K2 = np.empty((size, size))
+            K2[:m, :m] = K[:m, :m]
+            K = K2
+            lin = np.concatenate([lin, np.empty(size - m)])
+            block = np.concatenate([block, np.empty(size - m, dtype=int)])
+        if per_row:
             # K's new column by one dot product per row, as first written (bit for bit;
-            # one matrix-vector product rounds differently, see solve_dual_qp)
-            kcol = np.array([R[i] @ vec for i in range(m)])
-            K[m, :m] = kcol
-            K[:m, m] = kcol
-            K[m, m] = vec @ vec
-            R[m], lin[m], block[m] = vec, bb, blk
-            m += 1
-            gamma = np.append(gamma, 0.0)
+            # a matrix product rounds differently, see solve_dual_qp)
+            for vec, bb, blk in new:
+                kcol = np.array([R[i] @ vec for i in range(m)])
+                K[m, :m] = kcol
+                K[:m, m] = kcol
+                K[m, m] = vec @ vec
+                R[m], lin[m], block[m] = vec, bb, blk
+                m += 1
+        else:                                          # K's new columns by one matrix product
+            k = len(new)
+            R[m:m + k] = [v for v, _, _ in new]
+            lin[m:m + k] = [bb for _, bb, _ in new]
+            block[m:m + k] = [blk for _, _, blk in new]
+            cols = R[:m + k] @ R[m:m + k].T
+            K[:m + k, m:m + k] = cols
+            K[m:m + k, :m + k] = cols.T
+            K[m:m + k, m:m + k] = 0.5 * (cols[m:] + cols[m:].T)    # exactly symmetric
+            m += k
+        gamma = np.concatenate([gamma, np.zeros(len(new))])
         Km, lin_a, block_a = K[:m, :m], lin[:m], block[:m]
         gamma, _ = qp(Km, lin_a, block_a, np.array([C, mu]), gamma, tol=qp_tol)
-        w = R[:m].T @ gamma
+        if per_row:
+            w = R[:m].T @ gamma
+        else:                                          # the support's cuts only
+            sup = np.flatnonzero(gamma)
+            w = gamma[sup] @ R[sup]
         grad = lin_a - Km @ gamma
         xi = max(0.0, float(grad[block_a == 0].max(initial=0.0)))
         zeta = max(0.0, float(grad[block_a == 1].max(initial=0.0)))
@@ -642,7 +717,7 @@ class MILSD(ReusesFits, MILClassifier):
 
     def __init__(self, C=1.0, mu=0.1, graph="bag", eps1=1e-3, eps2=1e-3, tol=1e-3,
                  max_cccp=50, max_cp=2000, degree="out", bias=1.0, scaling="mean",
-                 solver="active-set", qp_gap=0.01, warm_C=False, random_state=None):
+                 solver="active-set", qp_gap=1e-6, warm_C=False, random_state=None):
         self.C = C
         self.mu = mu
         self.graph = graph
