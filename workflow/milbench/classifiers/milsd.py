@@ -565,15 +565,12 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
                 K[m, m] = vec @ vec
                 R[m], lin[m], block[m] = vec, bb, blk
                 m += 1
-        else:                                          # K's new columns by one matrix product
+        else:                    # K's new columns by one matrix-vector product each
             k = len(new)
-            R[m:m + k] = [v for v, _, _ in new]
-            lin[m:m + k] = [bb for _, bb, _ in new]
-            block[m:m + k] = [blk for _, _, blk in new]
-            cols = R[:m + k] @ R[m:m + k].T
-            K[:m + k, m:m + k] = cols
-            K[m:m + k, :m + k] = cols.T
-            K[m:m + k, m:m + k] = 0.5 * (cols[m:] + cols[m:].T)    # exactly symmetric
+            for j, (vec, bb, blk) in enumerate(new):
+                R[m + j], lin[m + j], block[m + j] = vec, bb, blk
+            for j in range(m, m + k):                  # the last write keeps K symmetric
+                K[:m + k, j] = K[j, :m + k] = R[:m + k] @ R[j]
             m += k
         gamma = np.concatenate([gamma, np.zeros(len(new))])
         Km, lin_a, block_a = K[:m, :m], lin[:m], block[:m]
