@@ -26,11 +26,12 @@ Optimisation (Zhang et al. (2011), §2.3, Table 1):
   dual, max_γ Σ_c α_c b_c − ½‖Σ α_c g_c − Σ β_τ h_τ‖², α ≥ 0, Σα ≤ C, β ≥ 0, Σβ ≤ μ, by a
   primal active-set method (warm-started, exact up to round-off; ``solver="active-set"``, the
   default, unchanged so that models stay bit for bit: MILSD's path is round-off sensitive,
-  see :func:`solve_dual_qp`) or by SMO-style dual coordinate descent stopped at a stated
-  duality gap (``solver="cd"``).  On WebKB the CD solver is the slower one (docs/performance.md):
-  successive cuts are nearly parallel, so the Gram matrix is ill-conditioned and pairwise steps
-  zig-zag (hundreds of steps per solve, some stopping at the step cap), while the active set
-  needs ~14 KKT solves on ~100 free variables.  The working set lives in preallocated buffers (no
+  see :func:`solve_dual_qp`) or by SMO-style dual coordinate descent with an exact solve on
+  each face it reaches, stopped at a duality gap of ``qp_gap``·(C·ε1 + μ·ε2) or at round-off
+  (``solver="cd"``, :func:`solve_dual_cd`; config/paper/milsd.yaml uses it: it reaches the
+  active set's optimum to round-off at less CPU, docs/performance.md).  Successive cuts are
+  nearly parallel, so the Gram matrix is ill-conditioned: pairwise steps alone zig-zag, which
+  the face solve ends.  The working set lives in preallocated buffers (no
   re-stacking of the cut vectors every iteration).
 
 Cost levers:
@@ -507,7 +508,9 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
     ``solver``: "cd" (:func:`solve_dual_cd`, stopped at a duality gap of
     ``qp_gap``·(C·ε1 + μ·ε2), so the returned (w, ξ + ε1, ζ + ε2) is within
     (1 + qp_gap)·(C·ε1 + μ·ε2) of the subproblem's optimum, as the exact solve is within
-    C·ε1 + μ·ε2) or "active-set" (:func:`solve_dual_qp`, exact up to round-off).
+    C·ε1 + μ·ε2; K's new columns by one matrix-vector product each and w from the support)
+    or "active-set" (:func:`solve_dual_qp`, exact up to round-off; K's column by one dot
+    product per row and w from every cut, as first written).
     ``first_cut``: the (vector, b) of the bag constraint at w = 0 when already known (it
     depends on the data only; :class:`MILSD` shares it across a grid).
     """
@@ -655,11 +658,13 @@ class MILSD(ReusesFits, MILClassifier):
         config/paper/milsd.yaml sets "sum": under "mean" the paper's grid C ∈ 2^[−5..5]
         underfits L2-normalised TF-IDF passages (webkb-student at ratio .5: C = 8 gives 55 %,
         C = 2048 84 %).
-    solver : the cutting plane's restricted dual QP: "active-set" (default;
-        :func:`solve_dual_qp`, exact up to round-off) or "cd" (:func:`solve_dual_cd`, SMO
-        dual coordinate descent stopped at a duality gap of ``qp_gap``·(C·ε1 + μ·ε2);
-        slower per QP on WebKB's nearly parallel cuts, kept as the tested alternative).
-    qp_gap : the "cd" solver's gap, as a fraction of C·ε1 + μ·ε2 (unused by "active-set").
+    solver : the cutting plane's restricted dual QP: "active-set" (default, kept bit for
+        bit; :func:`solve_dual_qp`, exact up to round-off) or "cd" (:func:`solve_dual_cd`,
+        SMO dual coordinate descent with exact face solves, stopped at a duality gap of
+        ``qp_gap``·(C·ε1 + μ·ε2) or at round-off; the same optimum, less CPU; the setting of
+        config/paper/milsd.yaml).
+    qp_gap : the "cd" solver's gap, as a fraction of C·ε1 + μ·ε2 (unused by "active-set");
+        the default 1e-6 is at the active set's own round-off on WebKB.
     warm_C : start CCCP at the solution this process found for the same data and every other
         parameter at the largest smaller C (GridSearchCV fits each μ column in ascending C),
         instead of at w = 0 with the mean linearisation.  **A fit then depends on the fits
