@@ -328,15 +328,19 @@ def solver_report(bags_dir, tasks, ratio, repeats, points):
     F = np.array([(s["active-set"][0], s["cd"][0], s["active-set"][1], s["cd"][1], tol)
                   for s, tol in subs])
     dF = (F[:, 1] - F[:, 0]) / np.abs(F[:, 0])
+    moved = [f"{t} repeat {r} C={C:g} mu={mu:g}" for (t, r, C, mu, _), d in zip(fits, dJ)
+             if abs(d) > 1e-9]
     print(f" {len(fits)} fits: CPU {A[:, 0].sum():.1f} s active set, {Cd[:, 0].sum():.1f} s cd "
           f"(x{A[:, 0].sum() / Cd[:, 0].sum():.2f}); J of cd minus active set, relative: "
           f"{dJ.min():+.1e} .. {dJ.max():+.1e}; same test accuracy in "
           f"{int((A[:, 2] == Cd[:, 2]).sum())} of {len(fits)}; mean test acc "
-          f"{A[:, 2].mean():.4f} / {Cd[:, 2].mean():.4f}")
+          f"{A[:, 2].mean():.4f} / {Cd[:, 2].mean():.4f}; J differs by more than 1e-9 in "
+          f"{moved or 'none'}")
     print(f" {len(subs)} subproblems: CPU {F[:, 2].sum():.1f} s active set, {F[:, 3].sum():.1f} s "
           f"cd (x{F[:, 2].sum() / F[:, 3].sum():.2f}); objective of cd minus active set, "
           f"relative {dF.min():+.1e} .. {dF.max():+.1e}, in units of C·eps1 + mu·eps2 at most "
-          f"{((F[:, 1] - F[:, 0]) / F[:, 4]).max():+.1e}")
+          f"{((F[:, 1] - F[:, 0]) / F[:, 4]).max():+.1e}; {int((np.abs(dF) > 1e-9).sum())} "
+          f"differ by more than 1e-9 relative")
 
 
 def grid_report(tasks, ratios, mus, n_folds, variants, repeat=0):
