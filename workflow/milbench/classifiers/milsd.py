@@ -218,8 +218,9 @@ def solve_dual_cd(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
     ξ_b = max(0, max_{k∈b} g_k) minus the dual value — is ≤ ``tol`` (absolute, objective
     units), or when a step and face solve no longer raise the dual objective beyond round-off
     (the KKT point to machine precision; the gap then measures only the round-off of g, which
-    grows with caps·‖K‖).  γ ≥ 0 exactly and block sums ≤ caps to round-off.  ``max_iter``
-    (default 10·m + 100 steps) is a safety cap.
+    grows with caps·‖K‖); a step that would lower it (round-off) is not taken.  γ ≥ 0 exactly
+    and block sums ≤ caps to round-off.  ``max_iter`` (default 10·m + 100 steps) is a safety
+    cap.
     """
     m = len(lin)
     caps = np.asarray(caps, float)
@@ -234,15 +235,15 @@ def solve_dual_cd(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
             tot = x[idx].sum()
             if tot > caps[b]:                               # make the warm start feasible
                 x[idx] *= caps[b] / tot
-            blocks.append((b, idx, float(caps[b])))
+            blocks.append((idx, float(caps[b])))
     g = lin - K @ x
     diag = np.diag(K).copy()
     tiny = 1e-12 * (1.0 + float(diag.max()))
     D = 0.5 * float(x @ (lin + g))                          # dual value: linᵀγ − ½γᵀKγ
-    it = 0
-    for it in range(1, (max_iter or 10 * m + 100) + 1):
+    steps = 0
+    for _ in range(max_iter or 10 * m + 100):
         best_gap, total, pick = -1.0, 0.0, None
-        for b, idx, cap in blocks:
+        for idx, cap in blocks:
             gb, xb = g[idx], x[idx]
             G = max(float(gb.max()), 0.0)
             gap = cap * G - float(xb @ gb)
@@ -273,17 +274,22 @@ def solve_dual_cd(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
             break                                           # no ascent pair (round-off)
         if t <= 0:
             break
+        steps += 1
+        y = x.copy()
         if i >= 0:
-            x[i] += t
+            y[i] += t
         if j >= 0:
-            x[j] = 0.0 if t >= xb[kj] else x[j] - t
-        x = _face_solve(K, lin, x, block, caps, tiny)
-        g = lin - K @ x
-        D_new = 0.5 * float(x @ (lin + g))
+            y[j] = 0.0 if t >= xb[kj] else y[j] - t
+        y = _face_solve(K, lin, y, block, caps, tiny)
+        g_new = lin - K @ y
+        D_new = 0.5 * float(y @ (lin + g_new))
+        if D_new < D:
+            break                                           # round-off: keep the better γ
+        x, g = y, g_new
         if D_new - D <= 1e-15 * max(1.0, abs(D_new)):
             break                                           # no ascent beyond round-off
         D = D_new
-    return x, it
+    return x, steps
 
 
 def _face_solve(K, lin, x, block, caps, ridge):
