@@ -28,6 +28,14 @@ the refit.
 first ``--ratios``) and solves them with both of MILSD's solvers, the active set and CD
 (objectives compared):  python -m benchmarks.methods.bench_milsd --qp --C 32 --bags ...
 
+``--solvers`` compares the two solvers of the restricted dual QP on the config's own splits
+(config/paper/milsd.yaml's protocol, training ratio ``--ratios``, repeats 0..``--repeats``−1,
+transductive, at the fixed (C, mu) points ``--points``): each fit by both, in the same run
+(CPU s with the setup shared, J, test accuracy), and every CCCP subproblem of the active-set
+fit — the same linearisation — solved by the cutting plane with either solver (the
+subproblem's objective at the returned w, CPU s):
+python -m benchmarks.methods.bench_milsd --solvers --tasks faculty course --repeats 3 --bags ...
+
 Without ``--bags`` the WebKB archive in ../shared/data is extracted (safe_extract) and parsed
 here (~1 min).  Single-threaded BLAS is assumed (OMP_NUM_THREADS=1).
 """
@@ -210,8 +218,8 @@ def grid_run(bags, ratio, repeat, mus, n_folds, variants):
 
 def qp_report(bags, ratio, C, mu, every):
     """The restricted dual QPs of one B-MILSD fit (every ``every``-th), solved by MILSD's two
-    solvers: the active set and CD at the gap the fit would use (qp_gap = 0.01 and 0.1 of
-    C·ε1 + μ·ε2): CPU seconds and dual objectives."""
+    solvers: the active set and CD at the gap the fit would use (qp_gap = 1e-6, MILSD's
+    default, and 0.01 of C·ε1 + μ·ε2): CPU seconds and dual objectives."""
     from milbench.classifiers import milsd as M
 
     tr, _ = stratified(bags.labels, ratio, 0)
@@ -236,7 +244,7 @@ def qp_report(bags, ratio, C, mu, every):
           f"{len(rec)} of {spy.n} recorded, m = {min(len(r[1]) for r in rec)}.."
           f"{max(len(r[1]) for r in rec)}")
     runs = {"active set": lambda r: M.solve_dual_qp(*r),
-            "cd, gap .1(Ce1+me2)": lambda r: M.solve_dual_cd(*r, tol=0.1 * eps),
+            "cd, gap 1e-6(Ce1+me2)": lambda r: M.solve_dual_cd(*r, tol=1e-6 * eps),
             "cd, gap .01(Ce1+me2)": lambda r: M.solve_dual_cd(*r, tol=0.01 * eps)}
     base = None
     for name, f in runs.items():
@@ -252,6 +260,87 @@ def qp_report(bags, ratio, C, mu, every):
         rel = (base[1] - D) / np.abs(base[1])
         print(f"  {name:<22} {cpu:7.3f} s CPU  x{base[0] / cpu:5.2f} vs active set   dual "
               f"objective below its by max {rel.max():.1e} (mean {rel.mean():.1e})")
+
+
+def subproblem_objective(prob, P, C, mu, w):
+    """Objective of CCCP subproblem (2) at ``w``: ½‖w‖² + C·(linearised hinges) + μ·(edge
+    terms), the most violated constraints' values (the 1-slack form's exact slacks)."""
+    s = prob.scores(w)
+    J = 0.5 * w @ w + C * max(0.0, prob.bag_constraint(s, P[:prob.n])[2])
+    if prob.has_graph and mu > 0:
+        J += mu * max(0.0, prob.edge_constraint(s, P)[1])
+    return J
+
+
+def solver_report(bags_dir, tasks, ratio, repeats, points):
+    """Both QP solvers on the config's splits: fits and their subproblems (module docstring)."""
+    from milbench.classifiers import milsd as M
+
+    from benchmarks.methods import _milsd_cell as cell
+
+    fold = cell.RATIOS.index(ratio)
+    tag = Path(bags_dir).name.partition("@")[2]
+    print(f"\nMILSD solvers, ratio {ratio}, repeats 0..{repeats - 1}, transductive, scaling=sum")
+    fits, subs = [], []
+    for t in tasks:
+        bags, folds = cell.load(Path(bags_dir).parent / f"webkb-{t}@{tag}", repeats)
+        for r in range(repeats):
+            train, test = cell.cell_split(bags, folds, r, fold)
+            unl = Unlabeled(bags).complement(train)
+            with reuse():
+                MILSD(C=GRID_C[0], mu=0.0, scaling="sum").fit(
+                    train, train.labels, unlabeled=unl)                # the setup
+                for C, mu in points:
+                    calls, cut = [], M.cutting_plane
+
+                    def spy(*a, **k):
+                        calls.append((a, k))
+                        return cut(*a, **k)
+
+                    row = {}
+                    for solver in ("active-set", "cd"):
+                        est = MILSD(C=C, mu=mu, scaling="sum", solver=solver)
+                        M.cutting_plane = spy if solver == "active-set" else cut
+                        try:
+                            t0 = time.process_time()
+                            est.fit(train, train.labels, unlabeled=unl)
+                            cpu = time.process_time() - t0
+                        finally:
+                            M.cutting_plane = cut
+                        row[solver] = (cpu, est.diagnostics_["objective"],
+                                       float((est.predict(test) == test.labels).mean()))
+                    fits.append((t, r, C, mu, row))
+                    for (prob, P, lin_pos, Cs, mus, *rest), k in calls:
+                        sub = {}
+                        for solver in ("active-set", "cd"):
+                            t0 = time.process_time()
+                            w = cut(prob, P, lin_pos, Cs, mus, *rest, **{**k, "solver": solver})[0]
+                            sub[solver] = (subproblem_objective(prob, P, Cs, mus, w),
+                                           time.process_time() - t0)
+                        subs.append((sub, Cs * est.eps1 + mus * est.eps2))
+                    a, c = row["active-set"], row["cd"]
+                    print(f"  webkb-{t:<8} repeat {r} C={C:<6g} mu={mu:<5g} active set {a[0]:6.2f} s"
+                          f"  cd {c[0]:6.2f} s (x{a[0] / c[0]:.2f})  J {a[1]:.4f} / {c[1]:.4f}"
+                          f"  test acc {a[2]:.4f} / {c[2]:.4f}")
+    A = np.array([[f[4]["active-set"][i] for i in range(3)] for f in fits])
+    Cd = np.array([[f[4]["cd"][i] for i in range(3)] for f in fits])
+    dJ = (Cd[:, 1] - A[:, 1]) / A[:, 1]
+    F = np.array([(s["active-set"][0], s["cd"][0], s["active-set"][1], s["cd"][1], tol)
+                  for s, tol in subs])
+    dF = (F[:, 1] - F[:, 0]) / np.abs(F[:, 0])
+    moved = [f"{t} repeat {r} C={C:g} mu={mu:g}" for (t, r, C, mu, _), d in zip(fits, dJ)
+             if abs(d) > 1e-9]
+    print(f" {len(fits)} fits: CPU {A[:, 0].sum():.1f} s active set, {Cd[:, 0].sum():.1f} s cd "
+          f"(x{A[:, 0].sum() / Cd[:, 0].sum():.2f}); J of cd minus active set, relative: "
+          f"{dJ.min():+.1e} .. {dJ.max():+.1e}; same test accuracy in "
+          f"{int((A[:, 2] == Cd[:, 2]).sum())} of {len(fits)}; mean test acc "
+          f"{A[:, 2].mean():.4f} / {Cd[:, 2].mean():.4f}; J differs by more than 1e-9 in "
+          f"{moved or 'none'}")
+    print(f" {len(subs)} subproblems: CPU {F[:, 2].sum():.1f} s active set, {F[:, 3].sum():.1f} s "
+          f"cd (x{F[:, 2].sum() / F[:, 3].sum():.2f}); objective of cd minus active set, "
+          f"relative {dF.min():+.1e} .. {dF.max():+.1e}, in units of C·eps1 + mu·eps2 at most "
+          f"{((F[:, 1] - F[:, 0]) / F[:, 4]).max():+.1e}; {int((np.abs(dF) > 1e-9).sum())} "
+          f"differ by more than 1e-9 relative")
 
 
 def grid_report(tasks, ratios, mus, n_folds, variants, repeat=0):
@@ -301,7 +390,15 @@ def main():
                     choices=list(VARIANTS), help="ratios are to the first")
     ap.add_argument("--qp", action="store_true",
                     help="time the restricted dual QPs of one fit: active set vs CD")
+    ap.add_argument("--solvers", action="store_true",
+                    help="both QP solvers on the config's splits at --points (needs --bags)")
+    ap.add_argument("--points", nargs="+", default=["0.25:0.1", "2:0.01", "32:0.1"],
+                    help="C:mu pairs for --solvers")
     a = ap.parse_args()
+    if a.solvers:
+        solver_report(a.bags, a.tasks, a.ratios[0], a.repeats,
+                      [tuple(float(v) for v in p.split(":")) for p in a.points])
+        return
     if a.qp:
         bags = load_tasks(a.bags, ("faculty",), a.max_features)["faculty"]
         qp_report(bags, a.ratios[0], a.C, a.mu, 15)

@@ -26,11 +26,12 @@ Optimisation (Zhang et al. (2011), §2.3, Table 1):
   dual, max_γ Σ_c α_c b_c − ½‖Σ α_c g_c − Σ β_τ h_τ‖², α ≥ 0, Σα ≤ C, β ≥ 0, Σβ ≤ μ, by a
   primal active-set method (warm-started, exact up to round-off; ``solver="active-set"``, the
   default, unchanged so that models stay bit for bit: MILSD's path is round-off sensitive,
-  see :func:`solve_dual_qp`) or by SMO-style dual coordinate descent stopped at a stated
-  duality gap (``solver="cd"``).  On WebKB the CD solver is the slower one (docs/performance.md):
-  successive cuts are nearly parallel, so the Gram matrix is ill-conditioned and pairwise steps
-  zig-zag (hundreds of steps per solve, some stopping at the step cap), while the active set
-  needs ~14 KKT solves on ~100 free variables.  The working set lives in preallocated buffers (no
+  see :func:`solve_dual_qp`) or by SMO-style dual coordinate descent with an exact solve on
+  each face it reaches, stopped at a duality gap of ``qp_gap``·(C·ε1 + μ·ε2) or at round-off
+  (``solver="cd"``, :func:`solve_dual_cd`; config/paper/milsd.yaml uses it: it reaches the
+  active set's optimum to round-off at less CPU, docs/performance.md).  Successive cuts are
+  nearly parallel, so the Gram matrix is ill-conditioned: pairwise steps alone zig-zag, which
+  the face solve ends.  The working set lives in preallocated buffers (no
   re-stacking of the cut vectors every iteration).
 
 Cost levers:
@@ -201,21 +202,25 @@ def solve_dual_cd(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
     """max_γ linᵀγ − ½γᵀKγ  s.t. γ ≥ 0 and Σ_{k: block_k = b} γ_k ≤ caps[b]; returns (γ, steps).
 
     Dual coordinate descent in the SMO form (Platt 1998; the second-order pair choice of Fan,
-    Chen & Lin, JMLR 2005, as in LIBSVM / LIBLINEAR): each block's cap becomes an equality with
-    a slack variable of zero gradient, every step moves mass between one pair of a block (one
+    Chen & Lin, JMLR 2005, as in LIBSVM / LIBLINEAR), each step followed by an exact solve on
+    the face it reached.  A step: each block's cap becomes an equality with a slack variable of
+    zero gradient; in the block with the larger duality gap, mass moves between one pair (one
     variable up, one down, or to / from the slack) by the exact 1-d maximiser clipped to the
-    bounds, and the gradient g = lin − Kγ is updated with two columns of K (cached; K itself is
-    the cached Gram matrix of the working set).  The step's block is the one with the larger
-    duality gap.
+    bounds — this is what brings a new cut into the support, or frees a cap.  Then the face
+    solve (:func:`_face_solve`): the maximiser over the support with the saturated caps held
+    as equalities, one KKT system, reached by a step clipped at the first bound it crosses
+    (that variable or cap is fixed and the solve repeated).  Successive cuts are nearly
+    parallel, so K is ill-conditioned and pairwise steps alone zig-zag; the face solve ends
+    each zig-zag in one step.  Every step and every clipped move raises the dual objective.
 
     Stops when the duality gap of the restricted QP — Σ_b caps_b·max(0, max_{k∈b} g_k) −
-    Σ_k γ_k g_k, the primal value at w = Σγ_k v_k with the slacks ξ_b = max(0, max_{k∈b} g_k)
-    minus the dual value — is ≤ ``tol`` (absolute, objective units).  So the returned γ is
-    feasible (γ ≥ 0 exactly, block sums ≤ caps to round-off) and its dual value is within
-    ``tol`` of the optimum; :func:`cutting_plane` sets tol to a fraction of C·ε1 + μ·ε2, which
-    keeps the ε1 / ε2 guarantee of the cutting plane up to that fraction.  No shrinking: with
-    the few hundred working-set constraints of a fit, a step's O(m) vector work is below its
-    Python overhead.  ``max_iter`` (default 200·m + 1000 steps) is a safety cap.
+    Σ_k γ_k g_k with g = lin − Kγ, the primal value at w = Σγ_k v_k with the slacks
+    ξ_b = max(0, max_{k∈b} g_k) minus the dual value — is ≤ ``tol`` (absolute, objective
+    units), or when a step and face solve no longer raise the dual objective beyond round-off
+    (the KKT point to machine precision; the gap then measures only the round-off of g, which
+    grows with caps·‖K‖); a step that would lower it (round-off) is not taken.  γ ≥ 0 exactly
+    and block sums ≤ caps to round-off.  ``max_iter`` (default 10·m + 100 steps) is a safety
+    cap.
     """
     m = len(lin)
     caps = np.asarray(caps, float)
@@ -234,9 +239,9 @@ def solve_dual_cd(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
     g = lin - K @ x
     diag = np.diag(K).copy()
     tiny = 1e-12 * (1.0 + float(diag.max()))
-    limit = max_iter or 200 * m + 1000
-    it = 0
-    while it < limit:
+    D = 0.5 * float(x @ (lin + g))                          # dual value: linᵀγ − ½γᵀKγ
+    steps = 0
+    for _ in range(max_iter or 10 * m + 100):
         best_gap, total, pick = -1.0, 0.0, None
         for idx, cap in blocks:
             gb, xb = g[idx], x[idx]
@@ -247,7 +252,6 @@ def solve_dual_cd(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
                 best_gap, pick = gap, (idx, cap, gb, xb, G)
         if total <= tol:
             break
-        it += 1
         idx, cap, gb, xb, G = pick
         slack = cap - float(xb.sum())
         # up: the variable of largest gradient (the slack, gradient 0, when all are ≤ 0)
@@ -258,8 +262,7 @@ def solve_dual_cd(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
         Kij = K[i, idx] if i >= 0 else 0.0
         eta = np.maximum(Kii + diag[idx] - 2.0 * Kij, tiny)
         diff = G - gb
-        cand = (xb > 0) & (diff > 0)
-        score = np.where(cand, diff * diff / eta, -1.0)
+        score = np.where((xb > 0) & (diff > 0), diff * diff / eta, -1.0)
         kj = int(np.argmax(score))
         s_slack = G * G / max(Kii, tiny) if (i >= 0 and slack > 0) else -1.0
         if s_slack > score[kj]:
@@ -271,13 +274,76 @@ def solve_dual_cd(K, lin, block, caps, gamma0=None, tol=1e-12, max_iter=None):
             break                                           # no ascent pair (round-off)
         if t <= 0:
             break
+        steps += 1
+        y = x.copy()
         if i >= 0:
-            x[i] += t
-            g -= t * K[:, i]
+            y[i] += t
         if j >= 0:
-            x[j] = 0.0 if t >= xb[kj] else x[j] - t
-            g += t * K[:, j]
-    return x, it
+            y[j] = 0.0 if t >= xb[kj] else y[j] - t
+        y = _face_solve(K, lin, y, block, caps, tiny)
+        g_new = lin - K @ y
+        D_new = 0.5 * float(y @ (lin + g_new))
+        if D_new < D:
+            break                                           # round-off: keep the better γ
+        x, g = y, g_new
+        if D_new - D <= 1e-15 * max(1.0, abs(D_new)):
+            break                                           # no ascent beyond round-off
+        D = D_new
+    return x, steps
+
+
+def _face_solve(K, lin, x, block, caps, ridge):
+    """Move ``x`` to the maximiser of linᵀγ − ½γᵀKγ on its face: the support {γ_k > 0} free,
+    every other γ_k = 0, the caps that are saturated held as equalities.  One KKT system on
+    the support (K with ``ridge`` on its diagonal, as :func:`solve_dual_qp`); the step to its
+    solution is clipped at the first bound (γ_k = 0, or an unsaturated cap) it crosses, which
+    is then fixed and the system solved again (Nocedal & Wright, Alg. 16.3, without adding
+    constraints: the pairwise steps of :func:`solve_dual_cd` do that)."""
+    nb = len(caps)
+    live = caps > 0
+    sums = np.bincount(block, weights=x, minlength=nb)
+    capped = live & (caps - sums <= 1e-12 * caps)
+    for _ in range(len(x) + nb):
+        F = np.flatnonzero(x > 0)
+        if not len(F):
+            break
+        bF = block[F]
+        A = np.flatnonzero(capped)
+        nF, nA = len(F), len(A)
+        E = (bF[None, :] == A[:, None]).astype(float)       # nA x nF: block sums held
+        KKT = np.zeros((nF + nA, nF + nA))
+        KKT[:nF, :nF] = K[np.ix_(F, F)]
+        KKT[np.arange(nF), np.arange(nF)] += ridge
+        KKT[:nF, nF:] = E.T
+        KKT[nF:, :nF] = E
+        rhs = np.concatenate([lin[F], caps[A]])
+        try:
+            sol = np.linalg.solve(KKT, rhs)
+        except np.linalg.LinAlgError:
+            sol = np.linalg.lstsq(KKT, rhs, rcond=None)[0]
+        p = sol[:nF] - x[F]
+        alpha, hit, hit_b = 1.0, -1, -1
+        neg = np.flatnonzero(p < 0)
+        if len(neg):
+            r = x[F[neg]] / -p[neg]
+            k = int(np.argmin(r))
+            if r[k] < alpha:
+                alpha, hit = float(r[k]), int(F[neg[k]])
+        ep = np.bincount(bF, weights=p, minlength=nb)
+        sums = np.bincount(block, weights=x, minlength=nb)
+        for b in np.flatnonzero(live & ~capped & (ep > 0)):
+            r = (caps[b] - sums[b]) / ep[b]
+            if r < alpha:
+                alpha, hit, hit_b = max(float(r), 0.0), -1, int(b)
+        x[F] += alpha * p
+        x[x < 0] = 0.0
+        if hit_b >= 0:
+            capped[hit_b] = True
+        elif hit >= 0:
+            x[hit] = 0.0
+        else:
+            break
+    return x
 
 
 SOLVERS = {"active-set": solve_dual_qp, "cd": solve_dual_cd}
@@ -435,7 +501,7 @@ class _Problem:
 
 
 def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=None,
-                  solver="active-set", qp_gap=0.01, first_cut=None):
+                  solver="active-set", qp_gap=1e-6, first_cut=None):
     """Solve the CCCP subproblem (2) via the 1-slack form (3) with two working sets.
 
     ``P`` linearises every graph node (sparse rows over instances), ``lin_pos`` every labeled
@@ -448,14 +514,17 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
     ``solver``: "cd" (:func:`solve_dual_cd`, stopped at a duality gap of
     ``qp_gap``·(C·ε1 + μ·ε2), so the returned (w, ξ + ε1, ζ + ε2) is within
     (1 + qp_gap)·(C·ε1 + μ·ε2) of the subproblem's optimum, as the exact solve is within
-    C·ε1 + μ·ε2) or "active-set" (:func:`solve_dual_qp`, exact up to round-off).
+    C·ε1 + μ·ε2; K's new columns by one matrix-vector product each and w from the support)
+    or "active-set" (:func:`solve_dual_qp`, exact up to round-off; K's column by one dot
+    product per row and w from every cut, as first written).
     ``first_cut``: the (vector, b) of the bag constraint at w = 0 when already known (it
     depends on the data only; :class:`MILSD` shares it across a grid).
     """
     d = prob.Z.shape[1]
     use_graph = prob.has_graph and mu > 0
     qp = SOLVERS[solver]
-    qp_tol = qp_gap * (C * eps1 + (mu * eps2 if use_graph else 0.0)) if solver == "cd" else 1e-12
+    per_row = solver == "active-set"
+    qp_tol = 1e-12 if per_row else qp_gap * (C * eps1 + (mu * eps2 if use_graph else 0.0))
     w = np.zeros(d)
     xi = zeta = 0.0
     size = 64                                          # working set, grown by doubling
@@ -487,27 +556,39 @@ def cutting_plane(prob, P, lin_pos, C, mu, eps1, eps2, max_iter=1000, callback=N
             new.append((prob.Zt @ coef1 if vec1 is None else vec1, b1, 0))
         if not H2:
             new.append((-(prob.Zt @ coef2), 0.0, 1))
-        for vec, bb, blk in new:
-            if m == size:
-                size *= 2
-                R = np.concatenate([R, np.empty((size - m, d))])
-                K2 = np.empty((size, size))
-                K2[:m, :m] = K[:m, :m]
-                K = K2
-                lin = np.concatenate([lin, np.empty(size - m)])
-                block = np.concatenate([block, np.empty(size - m, dtype=int)])
+        if m + len(new) > size:
+            size *= 2
+            R = np.concatenate([R, np.empty((size - m, d))])
+            K2 = np.empty((size, size))
+            K2[:m, :m] = K[:m, :m]
+            K = K2
+            lin = np.concatenate([lin, np.empty(size - m)])
+            block = np.concatenate([block, np.empty(size - m, dtype=int)])
+        if per_row:
             # K's new column by one dot product per row, as first written (bit for bit;
-            # one matrix-vector product rounds differently, see solve_dual_qp)
-            kcol = np.array([R[i] @ vec for i in range(m)])
-            K[m, :m] = kcol
-            K[:m, m] = kcol
-            K[m, m] = vec @ vec
-            R[m], lin[m], block[m] = vec, bb, blk
-            m += 1
-            gamma = np.append(gamma, 0.0)
+            # a matrix product rounds differently, see solve_dual_qp)
+            for vec, bb, blk in new:
+                kcol = np.array([R[i] @ vec for i in range(m)])
+                K[m, :m] = kcol
+                K[:m, m] = kcol
+                K[m, m] = vec @ vec
+                R[m], lin[m], block[m] = vec, bb, blk
+                m += 1
+        else:                    # K's new columns by one matrix-vector product each
+            k = len(new)
+            for j, (vec, bb, blk) in enumerate(new):
+                R[m + j], lin[m + j], block[m + j] = vec, bb, blk
+            for j in range(m, m + k):                  # the last write keeps K symmetric
+                K[:m + k, j] = K[j, :m + k] = R[:m + k] @ R[j]
+            m += k
+        gamma = np.concatenate([gamma, np.zeros(len(new))])
         Km, lin_a, block_a = K[:m, :m], lin[:m], block[:m]
         gamma, _ = qp(Km, lin_a, block_a, np.array([C, mu]), gamma, tol=qp_tol)
-        w = R[:m].T @ gamma
+        if per_row:
+            w = R[:m].T @ gamma
+        else:                                          # the support's cuts only
+            sup = np.flatnonzero(gamma)
+            w = gamma[sup] @ R[sup]
         grad = lin_a - Km @ gamma
         xi = max(0.0, float(grad[block_a == 0].max(initial=0.0)))
         zeta = max(0.0, float(grad[block_a == 1].max(initial=0.0)))
@@ -583,11 +664,13 @@ class MILSD(ReusesFits, MILClassifier):
         config/paper/milsd.yaml sets "sum": under "mean" the paper's grid C ∈ 2^[−5..5]
         underfits L2-normalised TF-IDF passages (webkb-student at ratio .5: C = 8 gives 55 %,
         C = 2048 84 %).
-    solver : the cutting plane's restricted dual QP: "active-set" (default;
-        :func:`solve_dual_qp`, exact up to round-off) or "cd" (:func:`solve_dual_cd`, SMO
-        dual coordinate descent stopped at a duality gap of ``qp_gap``·(C·ε1 + μ·ε2);
-        slower per QP on WebKB's nearly parallel cuts, kept as the tested alternative).
-    qp_gap : the "cd" solver's gap, as a fraction of C·ε1 + μ·ε2 (unused by "active-set").
+    solver : the cutting plane's restricted dual QP: "active-set" (default, kept bit for
+        bit; :func:`solve_dual_qp`, exact up to round-off) or "cd" (:func:`solve_dual_cd`,
+        SMO dual coordinate descent with exact face solves, stopped at a duality gap of
+        ``qp_gap``·(C·ε1 + μ·ε2) or at round-off; the same optimum, less CPU; the setting of
+        config/paper/milsd.yaml).
+    qp_gap : the "cd" solver's gap, as a fraction of C·ε1 + μ·ε2 (unused by "active-set");
+        the default 1e-6 is at the active set's own round-off on WebKB.
     warm_C : start CCCP at the solution this process found for the same data and every other
         parameter at the largest smaller C (GridSearchCV fits each μ column in ascending C),
         instead of at w = 0 with the mean linearisation.  **A fit then depends on the fits
@@ -642,7 +725,7 @@ class MILSD(ReusesFits, MILClassifier):
 
     def __init__(self, C=1.0, mu=0.1, graph="bag", eps1=1e-3, eps2=1e-3, tol=1e-3,
                  max_cccp=50, max_cp=2000, degree="out", bias=1.0, scaling="mean",
-                 solver="active-set", qp_gap=0.01, warm_C=False, random_state=None):
+                 solver="active-set", qp_gap=1e-6, warm_C=False, random_state=None):
         self.C = C
         self.mu = mu
         self.graph = graph
