@@ -118,6 +118,11 @@ def _f3(x):
     return _DASH if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.3f}"
 
 
+def _text(x):
+    """A table cell's text; "" for an empty (NaN) one."""
+    return "" if x is None or (isinstance(x, float) and math.isnan(x)) else str(x)
+
+
 def _mean_sd(mean, sd):
     return _DASH if math.isnan(mean) else f"{mean:.3f}" + ("" if math.isnan(sd)
                                                           else f" ± {sd:.3f}")
@@ -201,9 +206,11 @@ def _friedman(run, name, summary):
         if "chi2" not in r or pd.isna(r.get("chi2")):
             lines += [f"{head}: {r.get('note', 'not run')}.", ""]
             continue
+        note = _text(r.get("note"))
         lines += [f"{head}: χ²_F = {r['chi2']:.2f}, {_p(r['p'])}; Iman-Davenport F = "
                   f"{r['F_ID']:.2f}, {_p(r['p_ID'])}; Nemenyi critical difference "
-                  f"{r['cd_nemenyi']:.2f} (α = {r['alpha']:g}).", ""]
+                  f"{r['cd_nemenyi']:.2f} (α = {r['alpha']:g})." + (f" Note: {note}." if note
+                                                                    else ""), ""]
     ranks = run.folder / STATS / f"{name}_ranks.csv"
     nemenyi = run.folder / STATS / f"{name}_nemenyi.csv"
     if ranks.is_file():
@@ -230,8 +237,13 @@ def _pairwise(name, table):
     first = table.iloc[0]
     group = [c for c in ("dataset", "train_ratio") if c in table.columns]
     adj = "p (Holm)" if str(first.get("correction", "none")) == "holm" else "p"
-    lines = [f"**{name}** ({first['metric']}): {first['test']}; {first.get('note', '')}".rstrip(
-        "; ") + ".", ""]
+    per = "dataset" in group
+    over = "the matched folds of each data set" if per else "the data sets"
+    adjusted = f" p Holm-adjusted{' within each data set' if per else ''}," if adj != "p" else ""
+    notes = dict.fromkeys(map(_text, table["note"] if "note" in table else []))
+    lines = [f"**{name}** ({first['metric']}): {first['test']} test over {over} "
+             f"({first['n_pairs']} pairs),{adjusted} α = {first['alpha']:g}."
+             + "".join(f" Note: {n}." for n in notes if n), ""]
     rows = [[*(str(r[c]) for c in group), str(r["method_a"]), str(r["method_b"]),
              _f3(r.get("mean_a")), _f3(r.get("mean_b")),
              _p(r.get("p_adj", r["p"])).removeprefix("p = ").removeprefix("p "),
@@ -288,22 +300,24 @@ def _deep_page(archive_dir, plans_dir):
              "milbench/report/benchmark_docs.py instead -->", "",
              " ".join(_INTRO.split()), "", "## Running it", ""]
     cmd = "python -m milbench.report.reproduction"
+    first, rest = experiments[0], experiments[1:]
     lines += _table(["what", "command"], [
         ["all of it", f"`snakemake --cores 16 --configfile {config}`"],
         ["data from a mirror", f"`snakemake --cores 16 --configfile {config} "
                                "--config mirror=<dir-or-url>`"],
         ["its cost, before running", f"`python -m milbench.experiment.plan {config} "
                                      "--cores 16`"],
-        ["end of a session: keep what finished", f"`{cmd} keep results/<experiment> --config "
-                                                 f"{config}`, for each experiment"],
-        ["next session, before running", f"`{cmd} restore <experiment> --config {config}`, "
-                                         "for each experiment"],
-        ["a finished experiment", f"`{cmd} archive results/<experiment> --config {config}`, "
-                                  f"then `{cmd} keep results/<experiment> --config {config} "
-                                  f"--drop` and `{COMMAND}`"],
+        ["end of a session: keep what finished", f"`{cmd} keep results/{first} --config "
+                                                 f"{config}`"],
+        ["next session, before running", f"`{cmd} restore {first} --config {config}`"],
     ])
-    lines += ["", f"Experiments: {', '.join(f'`{e}`' for e in experiments)}. "
-              + " ".join(_RUNNING.split()), "", _plan_line(key, plans_dir), "",
+    lines += ["", f"The config's experiments: `{first}`, and "
+              f"{', '.join(f'`{e}`' for e in rest)}, kept, restored and archived like "
+              f"`{first}`, by their names. " + " ".join(_RUNNING.split()) + f" Once an experiment has "
+              f"finished: `{cmd} archive results/{first} --config {config}` keeps it in the "
+              f"archive (this page shows it), `{cmd} keep results/{first} --config {config} "
+              f"--drop` removes its parts, and `{COMMAND}` rewrites this page.", "",
+              _plan_line(key, plans_dir), "",
               "## Our results", ""]
     lines += _parts_lines(key, archive_dir)
     if runs:
