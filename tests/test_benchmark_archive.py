@@ -211,3 +211,13 @@ def test_committed_deep_page_is_the_generated_one(tmp_path):
     assert (tmp_path / "deep-mil.md").read_text(encoding="utf-8") == committed
     main(["docs", "--out", str(tmp_path / "other")])             # no benchmark pages asked for
     assert not (tmp_path / "other" / "deep-mil.md").exists()
+
+
+def test_the_cost_comes_from_a_kept_plan_or_the_page_points_to_the_planner(tmp_path):
+    page = benchmark_docs.pages(plans_dir=tmp_path)["deep-mil.md"]
+    assert "Cost: no plan of it is kept in `resources/plans/`; `python -m " \
+           "milbench.experiment.plan config/deep.yaml --cores 16` estimates it" in page
+    pd.DataFrame(dict(experiment=["deep", "deep", "deep-fox"], cpu=[1.0, 2.0, 3.0],
+                      experiment_cpu=[9000.0, 9000.0, 1800.0])).to_csv(tmp_path / "deep.csv")
+    page = benchmark_docs.pages(plans_dir=tmp_path)["deep-mil.md"]
+    assert "Cost: 3.0 CPU-hours in all, by the plan kept in `resources/plans/deep.csv`" in page
