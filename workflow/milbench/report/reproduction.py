@@ -32,7 +32,10 @@ Commands (``python -m milbench.report.reproduction -h``): ``archive`` keeps a fi
 ``resources/reproductions/`` (:mod:`milbench.report.reproduction_archive`), ``compare`` says
 which numbers of a rerun differ from it (:mod:`milbench.report.reproduction_compare`),
 ``keep`` / ``restore`` a run in parts (:mod:`milbench.report.reproduction_parts`), ``docs``
-writes ``docs/reproduction/`` (:mod:`milbench.report.reproduction_docs`).
+writes ``docs/reproduction/`` (:mod:`milbench.report.reproduction_docs`) and the benchmark
+configurations' pages (``docs/deep-mil.md``, :mod:`milbench.report.benchmark_docs`).
+``archive``, ``keep`` and ``restore`` take a benchmark configuration's experiments too
+(``config/deep.yaml``: deep, deep-musk2, ...; kept in ``resources/reproductions/deep/``).
 """
 from __future__ import annotations
 
@@ -45,6 +48,7 @@ import pandas as pd
 from scipy.stats import rankdata
 
 from milbench.report import (
+    benchmark_docs,
     reproduction_archive,
     reproduction_compare,
     reproduction_docs,
@@ -261,7 +265,8 @@ def main(argv=None):
                                  description=main.__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
     a = sub.add_parser("archive", help="keep results/<experiment>/reproduction.csv and its "
-                       "provenance in resources/reproductions/<paper>/")
+                       "provenance in resources/reproductions/<paper>/ (a benchmark's, e.g. "
+                       "deep: also its summary, stats tables and CD diagrams)")
     a.add_argument("results", help="results/<experiment> of a finished run")
     a.add_argument("--config", required=True, help="the config file the run used")
     a.add_argument("--reduced", help="what the run cut from the paper's protocol (marks it "
@@ -290,13 +295,15 @@ def main(argv=None):
     c.add_argument("--tolerance", type=float, default=0.0,
                    help="how far ours may move (default 0: equal to the 4 decimals written)")
     c.add_argument("--archive", default=str(reproduction_archive.ARCHIVE_DIR))
-    d = sub.add_parser("docs", help="write docs/reproduction/<paper>.md, index.md and the "
-                       "README's verdict table")
+    d = sub.add_parser("docs", help="write docs/reproduction/<paper>.md, index.md, the "
+                       "README's verdict table and the benchmarks' pages (docs/deep-mil.md)")
     d.add_argument("--out", default=str(reproduction_docs.DOCS_DIR))
     d.add_argument("--targets", default=str(TARGETS_DIR))
     d.add_argument("--archive", default=str(reproduction_archive.ARCHIVE_DIR))
     d.add_argument("--readme", help="the README.md whose verdict table to rewrite (default: the "
                    "repository's, when --out is the default)")
+    d.add_argument("--benchmark-out", help="the folder of the benchmarks' pages (default: the "
+                   "repository's docs/, when --out is the default; none otherwise)")
     args = ap.parse_args(argv)
     try:
         status = _dispatch(args)
@@ -344,7 +351,11 @@ def _dispatch(args):
     else:
         readme = args.readme or (reproduction_docs.README
                                  if Path(args.out) == reproduction_docs.DOCS_DIR else None)
+        default = Path(args.out) == reproduction_docs.DOCS_DIR
+        bench = args.benchmark_out or (benchmark_docs.DOCS_DIR if default else None)
         for path in reproduction_docs.write_pages(args.out, args.targets, args.archive, readme):
+            print(path)
+        for path in benchmark_docs.write_pages(bench, args.archive) if bench else ():
             print(path)
     return 0
 

@@ -1,4 +1,6 @@
-"""Finished reproduction runs kept in the repository: ``resources/reproductions/<paper>/``.
+"""Finished reproduction runs kept in the repository: ``resources/reproductions/<paper>/``,
+and those of a benchmark configuration beside the papers (``config/<key>.yaml``,
+:data:`~milbench.report.targets.BENCHMARKS`) in ``resources/reproductions/<key>/``.
 
 An entry ``<run>`` (the experiment's name) is ``<run>.csv``, the
 ``results/<experiment>/reproduction.csv`` the ``reproduction`` rule wrote, copied as is, and
@@ -6,14 +8,18 @@ An entry ``<run>`` (the experiment's name) is ``<run>.csv``, the
 experiments, FULL or REDUCED (and what was cut), data sets, CPU seconds of the run's jobs,
 date, the command that regenerates it, the figures kept beside it (``<run>/<name>.png``), its
 per-fold scores (``<run>/scores.csv.gz``: the paired tests of the claims and the spreads over
-repeats need them), and a remark naming the data sets the run's summary marks synthetic.
+repeats need them), and a remark naming the data sets the run's summary marks synthetic.  A
+benchmark's run has no targets (its reproduction.csv is the rule's one "no paper targets" row),
+so its entry also keeps the run's ``summary.csv``, its significance tables (``<run>/stats/``)
+and its critical-difference figures (``figures/cd_*.png``).
 :func:`archive` adds one: ``python -m milbench.report.reproduction archive results/<experiment>
 --config <file>``; :func:`load_archive` reads a paper's entries back, checked.
 
 A run is REDUCED when ``--reduced`` says so, when its experiment's description carries a
 ``[REDUCED: ...]`` (or ``[reduced: ...]``) mark, or when its config lies under
 ``config/reduced/`` and the experiment (or the data chains) differs from the experiment of
-the same name in ``config/paper/<paper>.yaml``; otherwise FULL.
+the same name in ``config/paper/<paper>.yaml`` (a benchmark's: ``config/<key>.yaml``);
+otherwise FULL.
 
 ``legacy-*`` entries keep numbers measured in earlier runs whose outputs were not kept,
 transcribed from the README row that reported them (quoted verbatim under ``readme``); their
@@ -43,7 +49,15 @@ import yaml
 
 from milbench.experiment.config import chain_settings, load_config
 from milbench.experiment.finished_cells import EARLIER_CPU, cell_cpu
-from milbench.report.targets import TABLE_COLUMNS, TARGET_KEY, paper_key, schema_error, yaml_lines
+from milbench.report.targets import (
+    BENCHMARKS,
+    TABLE_COLUMNS,
+    TARGET_KEY,
+    archive_key,
+    reference_config,
+    schema_error,
+    yaml_lines,
+)
 
 __all__ = ["archive", "load_archive", "ArchiveError", "Run", "ARCHIVE_DIR", "REPO"]
 
@@ -53,6 +67,8 @@ LEGACY_PREFIX = "legacy-"
 FINDING = "finding"
 #: a run's per-fold scores, in its folder beside its figures
 SCORES = "scores.csv.gz"
+#: a benchmark run's summary and significance tables, in its folder
+SUMMARY, STATS = "summary.csv", "stats"
 SCORE_KEYS = ("dataset", "method", "repeat", "fold", "seed", "train_ratio")
 
 
@@ -73,6 +89,11 @@ class Run:
     @property
     def legacy(self) -> bool:
         return self.meta["provenance"].startswith("legacy: ")
+
+    @property
+    def folder(self) -> Path:
+        """The folder of the run's figures, scores and tables."""
+        return self.csv_path.parent / self.name
 
     @property
     def status(self) -> str:
@@ -107,9 +128,10 @@ def _check_meta(meta, where, text=None):
         raise ArchiveError(message)
 
 
-def _read_csv(path, legacy):
+def _read_csv(path, legacy, targets=True):
     """The rows of an entry's CSV with their line numbers; the header must be the rule's
-    (legacy entries: plus ``finding``) and every row must name its target."""
+    (legacy entries: plus ``finding``) and, with ``targets`` (a paper's), every row must name
+    its target."""
     columns = TABLE_COLUMNS + [FINDING] if legacy else TABLE_COLUMNS
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.reader(f)
@@ -122,7 +144,7 @@ def _read_csv(path, legacy):
             if len(raw) != len(columns):
                 raise ArchiveError(f"{where}: {len(raw)} fields, expected {len(columns)}")
             r = dict(zip(columns, raw))
-            for k in TARGET_KEY:
+            for k in TARGET_KEY if targets else ():
                 if not r[k]:
                     raise ArchiveError(f"{where}: {k} is empty (it names the target)")
             r["ours_text"], r["ours_std_text"] = r["ours"], r["ours_std"]
@@ -146,9 +168,9 @@ def _load_meta(path):
 
 
 def load_archive(paper, archive_dir=ARCHIVE_DIR) -> list:
-    """The archived runs of one paper (cvfs, hydr, midr, milsd, miordm), sorted by name,
-    each checked (:class:`ArchiveError` names the file and line otherwise)."""
-    paper = paper_key(paper)
+    """The archived runs of one paper (cvfs, hydr, midr, milsd, miordm) or benchmark (deep),
+    sorted by name, each checked (:class:`ArchiveError` names the file and line otherwise)."""
+    paper = archive_key(paper)
     folder = Path(archive_dir) / paper
     if not folder.is_dir():
         return []
@@ -172,10 +194,12 @@ def load_archive(paper, archive_dir=ARCHIVE_DIR) -> list:
             if not (folder / name / fig["file"]).is_file():
                 raise ArchiveError(f"{metas[name]}: figure {fig['file']} is not in "
                                    f"{folder / name}")
-        if "scores" in meta and not (folder / name / meta["scores"]).is_file():
-            raise ArchiveError(f"{metas[name]}: scores {meta['scores']} is not in "
-                               f"{folder / name}")
-        runs.append(Run(name, meta, _read_csv(csvs[name], legacy), csvs[name]))
+        for what, rel in [(k, meta[k]) for k in ("scores", "summary") if k in meta] + \
+                [("stats", f"{STATS}/{f}") for f in meta.get("stats", [])]:
+            if not (folder / name / rel).is_file():
+                raise ArchiveError(f"{metas[name]}: {what} {rel} is not in {folder / name}")
+        runs.append(Run(name, meta, _read_csv(csvs[name], legacy, paper not in BENCHMARKS),
+                        csvs[name]))
     return runs
 
 
@@ -211,7 +235,7 @@ def run_status(config_rel, experiment, cfg, repo=REPO, reduced=None):
         return "REDUCED", " ".join(mark.group(1).split()) or "marked in its description"
     if not config_rel.startswith("config/reduced/"):
         return "FULL", None
-    paper_cfg = Path(repo) / "config" / "paper" / f"{paper_key(experiment)}.yaml"
+    paper_cfg = reference_config(archive_key(experiment), repo)
     if paper_cfg.is_file():
         paper = load_config(paper_cfg)
         if paper["experiments"].get(experiment) == exp and all(
@@ -222,9 +246,11 @@ def run_status(config_rel, experiment, cfg, repo=REPO, reduced=None):
     return "REDUCED", f"{config_rel}" + (f": {desc}" if desc else "")
 
 
-def regenerate_command(config_rel, experiments, config_text, reduced=None):
+def regenerate_command(config_rel, experiments, config_text, reduced=None,
+                       outputs=("reproduction.csv",)):
     """The config header's ``snakemake ... --configfile <config>`` line (or a plain one)
-    aimed at the experiments' reproduction.csv, then the archive command of each."""
+    aimed at the experiments' ``outputs`` (results/<experiment>/<output>), then the archive
+    command of each."""
     experiments = [experiments] if isinstance(experiments, str) else list(experiments)
     base = f"snakemake --cores N --configfile {config_rel}"
     for m in re.finditer(r"^#\s*(?:Run:\s*)?(snakemake\s.*)$", config_text, re.M):
@@ -233,7 +259,7 @@ def regenerate_command(config_rel, experiments, config_text, reduced=None):
         if at < len(words) and words[at] == config_rel:
             base = " ".join(words)
             break
-    targets = " ".join(f"results/{e}/reproduction.csv" for e in experiments)
+    targets = " ".join(f"results/{e}/{o}" for e in experiments for o in outputs)
     steps = [base.replace("snakemake ", f"snakemake {targets} ", 1)]
     for e in experiments:
         steps.append(f"python -m milbench.report.reproduction archive results/{e} "
@@ -335,6 +361,17 @@ def per_fold_scores(results_dir, metrics):
     return table.dropna(axis=1, how="all")
 
 
+#: what a benchmark's run is regenerated up to: the archived tables and figures too
+_BENCHMARK_OUTPUTS = (STATS, "figures", "reproduction.csv")
+
+
+def _benchmark_tables(results_dir):
+    """{path in the entry's folder: file} of a benchmark run's summary.csv and stats/*.csv."""
+    out = {SUMMARY: results_dir / SUMMARY} if (results_dir / SUMMARY).is_file() else {}
+    out.update({f"{STATS}/{p.name}": p for p in sorted((results_dir / STATS).glob("*.csv"))})
+    return out
+
+
 def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=(),
             date=None, repo=REPO):
     """Keep the finished run ``results_dir`` (``results/<experiment>``, its name the
@@ -348,10 +385,11 @@ def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=
     if not table.is_file():
         raise ArchiveError(f"{table}: missing; the run ends with the `reproduction` rule")
     try:
-        paper = paper_key(experiment)
+        paper = archive_key(experiment)
     except KeyError as e:
         raise ArchiveError(f"{results_dir}: {e.args[0]}") from None
-    _read_csv(table, legacy=False)                    # the rule's columns, rows well formed
+    benchmark = paper in BENCHMARKS
+    _read_csv(table, False, not benchmark)            # the rule's columns, rows well formed
     config_rel = _relative(config, repo)
     text = config.read_text(encoding="utf-8")
     cfg = load_config(config)
@@ -369,7 +407,9 @@ def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=
                                         results_dir / "runs"),
                 date=str(when),
                 **({"commit": commit} if (commit := run_commit(results_dir)) else {}),
-                command=regenerate_command(config_rel, experiment, text, reduced),
+                command=regenerate_command(config_rel, experiment, text, reduced,
+                                           _BENCHMARK_OUTPUTS if benchmark else
+                                           ("reproduction.csv",)),
                 provenance=f"archived from results/{experiment}/reproduction.csv")
     if exp.get("description"):
         meta["description"] = " ".join(str(exp["description"]).split())
@@ -377,6 +417,11 @@ def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=
         meta["remark"] = (f"{', '.join(synthetic)}: SYNTHETIC data (generated in the source's "
                           "schema), not the paper's; the numbers show the chain, not the paper's")
     folder = Path(archive_dir) / paper
+    tables = _benchmark_tables(results_dir) if benchmark else {}
+    if benchmark:                   # its critical-difference diagrams, unless given
+        given = {Path(str(f).rpartition("=")[2]).name for f in figures}
+        figures = [*figures, *(str(p) for p in sorted((results_dir / "figures").glob("cd_*.png"))
+                               if p.name not in given)]
     figs = []
     for spec in figures:
         source, _, path = str(spec).rpartition("=")
@@ -389,9 +434,18 @@ def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=
     scores = per_fold_scores(results_dir, exp.get("metrics") or ["accuracy", "auroc"])
     if scores is not None:
         meta["scores"] = SCORES
+    if SUMMARY in tables:
+        meta["summary"] = SUMMARY
+    if stats := [Path(rel).name for rel in tables if rel != SUMMARY]:
+        meta["stats"] = stats
     _check_meta(meta, f"{folder / experiment}.yaml")
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(table, folder / f"{experiment}.csv")
+    if benchmark:                   # a run archived again keeps only its own tables
+        shutil.rmtree(folder / experiment / STATS, ignore_errors=True)
+    for rel, path in tables.items():
+        (folder / experiment / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, folder / experiment / rel)
     if figs or scores is not None:
         (folder / experiment).mkdir(exist_ok=True)
     for f, path in figs:

@@ -483,7 +483,9 @@ def pages(targets_dir=TARGETS_DIR, archive_dir=ARCHIVE_DIR) -> dict:
     lines += ["", "Baselines checked against other publications (not targets of the five "
               "papers) are pinned, with the published figures, by tests: the set kernel "
               "(`tests/test_set_kernel.py`), EM-DD (`tests/test_diverse_density.py`), mi-SVM, "
-              "MI-SVM, the MI kernel and Citation-kNN (`tests/test_zoo_realdata.py`)."]
+              "MI-SVM, the MI kernel and Citation-kNN (`tests/test_zoo_realdata.py`).", "",
+              "A benchmark beside the papers, with no targets and so no verdict: the deep MIL "
+              "networks against classic MIL (`config/deep.yaml`), [its page](../deep-mil.md)."]
     out["index.md"] = "\n".join(lines) + "\n"
     return out
 

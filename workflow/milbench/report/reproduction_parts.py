@@ -1,5 +1,6 @@
 """Parts of a run longer than one working session, kept in the repository until it finishes:
-``resources/reproductions/<paper>/parts/<experiment>/``.
+``resources/reproductions/<paper>/parts/<experiment>/`` (a benchmark configuration's
+experiment, e.g. deep-musk2 of config/deep.yaml: ``resources/reproductions/deep/parts/...``).
 
 A method job's file (``results/<experiment>/runs/<dataset>/<selector>/<classifier>.parquet``,
 every cell of one method) is the unit.  :func:`keep` copies each finished one, with its
@@ -46,18 +47,25 @@ from milbench.report.reproduction_archive import (
     cpu_seconds,
     file_attrs,
 )
-from milbench.report.targets import paper_key
+from milbench.report.targets import archive_key
 
 __all__ = ["keep", "restore", "part_dir", "file_digest", "kept_parts"]
 
 
 def part_dir(experiment, archive_dir=ARCHIVE_DIR):
-    return Path(archive_dir) / paper_key(experiment) / "parts" / experiment
+    """The part folder of ``experiment``; :class:`ArchiveError` for an experiment of neither a
+    paper nor a benchmark configuration."""
+    try:
+        key = archive_key(experiment)
+    except KeyError as e:
+        raise ArchiveError(e.args[0]) from None
+    return Path(archive_dir) / key / "parts" / experiment
 
 
 def kept_parts(paper, archive_dir=ARCHIVE_DIR):
-    """{experiment: its parts.yaml} of the experiments of ``paper`` kept in parts."""
-    folder = Path(archive_dir) / paper_key(paper) / "parts"
+    """{experiment: its parts.yaml} of the experiments of ``paper`` (or benchmark) kept in
+    parts."""
+    folder = Path(archive_dir) / archive_key(paper) / "parts"
     return {p.parent.name: yaml.safe_load(p.read_text())
             for p in sorted(folder.glob("*/parts.yaml"))}
 

@@ -24,12 +24,16 @@ import numpy as np
 import pandas as pd
 import yaml
 
-__all__ = ["targets", "load_targets", "load_gaps", "within", "paper_key", "yaml_lines",
-           "TargetError", "EXPERIMENTS", "TOLERANCE", "TARGETS_DIR", "TARGET_KEY", "TABLE_COLUMNS"]
+__all__ = ["targets", "load_targets", "load_gaps", "within", "paper_key", "benchmark_key",
+           "archive_key", "reference_config", "yaml_lines", "TargetError", "EXPERIMENTS",
+           "BENCHMARKS", "TOLERANCE", "TARGETS_DIR", "TARGET_KEY", "TABLE_COLUMNS"]
 
 #: default absolute tolerance per metric for "within tolerance" (fractions of 1).
 TOLERANCE = {"accuracy": 0.03, "auroc": 0.03}
 EXPERIMENTS = ("cvfs", "midr", "milsd", "hydr", "miordm")
+#: benchmark configurations beside the papers, ``config/<key>.yaml``: no paper of ours and no
+#: targets, but their runs are kept in the archive like the papers' (under ``<key>/``)
+BENCHMARKS = ("deep",)
 TARGETS_DIR = Path(__file__).resolve().parents[3] / "resources" / "targets"
 _ALIASES = {"cvfs-mil": "cvfs", "hydr-mi": "hydr", "hydrmi": "hydr", "cvfsmil": "cvfs"}
 
@@ -253,6 +257,42 @@ def paper_key(name):
         if n.startswith(key):
             return _ALIASES.get(key, key)
     raise KeyError(f"no reproduction targets for experiment {name!r}; known: {EXPERIMENTS}")
+
+
+def benchmark_key(name):
+    """The benchmark configuration (:data:`BENCHMARKS`, ``config/<key>.yaml``) of an
+    experiment name: the key itself or ``<key>-<anything>`` (deep-musk2 -> deep); KeyError
+    otherwise."""
+    n = str(name).lower()
+    for key in BENCHMARKS:
+        if n == key or n.startswith(key + "-"):
+            return key
+    raise KeyError(f"experiment {name!r} is no benchmark's; benchmarks: {BENCHMARKS} "
+                   "(an experiment named <key> or <key>-...)")
+
+
+def archive_key(name):
+    """The folder of ``resources/reproductions/`` that keeps an experiment's runs: its paper
+    (:func:`paper_key`) or else its benchmark configuration (:func:`benchmark_key`); KeyError
+    naming both otherwise."""
+    try:
+        return paper_key(name)
+    except KeyError:
+        pass
+    try:
+        return benchmark_key(name)
+    except KeyError:
+        raise KeyError(f"experiment {name!r} is neither a paper's (reproduction targets for "
+                       f"{', '.join(EXPERIMENTS)}, or an experiment named after one, e.g. "
+                       f"miordm-20) nor a benchmark configuration's ({', '.join(BENCHMARKS)}: "
+                       f"config/<key>.yaml, experiments <key> or <key>-...)") from None
+
+
+def reference_config(key, repo=TARGETS_DIR.parents[1]):
+    """The configuration a run of archive key ``key`` (:func:`archive_key`) is judged FULL or
+    REDUCED against: ``config/paper/<paper>.yaml``, or ``config/<benchmark>.yaml``."""
+    folder = Path(repo) / "config"
+    return folder / (f"{key}.yaml" if key in BENCHMARKS else f"paper/{key}.yaml")
 
 
 #: the columns of :func:`reproduction_table` (results/<experiment>/reproduction.csv)
