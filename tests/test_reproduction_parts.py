@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -18,6 +19,7 @@ import yaml
 from conftest import copy_workflow, tiny_config
 from milbench.experiment.finished_cells import FinishedCells, attempt_key, cells_folder
 from milbench.report.reproduction_docs import pages
+from milbench.report.reproduction_archive import job_span, run_wall
 from milbench.report.reproduction_parts import file_digest
 
 EXP = "midr-parts"          # a name the midr targets claim (parts live under a paper)
@@ -78,6 +80,7 @@ def test_keep_then_restore_reruns_only_what_is_missing(copy):
     part = copy / KEPT
     listing = yaml.safe_load((part / "parts.yaml").read_text())
     assert sorted(listing["files"]) == RUNS and listing["cpu_seconds"] > 0
+    assert len(listing["walls"]) == 1 and next(iter(listing["walls"].values())) > 0
     assert all((part / "benchmarks" / r).with_suffix(".tsv").is_file() for r in RUNS)
     index = pages(archive_dir=copy / "resources" / "reproductions")["index.md"]   # lists it
     assert f"| midr | `{EXP}` | 2 of 2 |" in index
@@ -162,3 +165,30 @@ def test_finished_cells_of_an_unfinished_job_are_kept_and_restored(copy):
     listing = yaml.safe_load((copy / KEPT / "parts.yaml").read_text())
     assert "cells" not in listing and listing["cpu_seconds"] > 1234.5   # benchmarks + kept cell
     assert not (copy / KEPT / "cells" / RUNS[1]).with_name(method_file.name + ".cells").exists()
+
+
+def test_a_runs_wall_spans_its_jobs_and_adds_the_sessions_its_parts_recorded(tmp_path):
+    """Wall: from the earliest job start (end time less its wall ``s``) to the latest end,
+    without the benchmarks of restored files (their times are the copy's), plus each earlier
+    session's span as its kept part recorded it; a part without one makes a lower bound."""
+    def job(rel, end, wall):
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"s\tcpu_time\n{wall}\t{wall}\n")
+        os.utime(path, (end, end))
+
+    job("runs/a/none/x.tsv", 1000.0, 100.0)       # ran 900-1000
+    job("runs/a/none/y.tsv", 1300.0, 250.0)       # ran 1050-1300
+    job("runs/a/none/kept.tsv", 5000.0, 4000.0)   # restored: copied at 5000
+    restored = {"runs/a/none/kept.parquet": "d"}
+    start, seconds = job_span(tmp_path, {Path("runs/a/none/kept.tsv")})
+    assert seconds == 400.0 and start.startswith("1970-01-01T00:15:00")
+    assert job_span(tmp_path)[1] == 4100.0 and job_span(tmp_path / "none") is None
+
+    earlier = {"walls": {"1969-12-31T00:00:00+00:00": 600.0}, "files": restored}
+    assert run_wall(tmp_path, earlier) == (1000.0, None)
+    again = {"walls": {start: 400.0, **earlier["walls"]}, "files": restored}
+    assert run_wall(tmp_path, again) == (1000.0, None)       # this session counted once
+    wall, note = run_wall(tmp_path, {"files": restored})     # a part kept without its span
+    assert wall == 400.0 and "lower bound" in note
+    assert run_wall(tmp_path / "none", None) == (None, None)

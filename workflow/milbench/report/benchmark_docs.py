@@ -19,7 +19,7 @@ import yaml
 
 from milbench.report.reproduction_archive import ARCHIVE_DIR, REPO, SCORES, STATS, load_archive
 from milbench.report.reproduction_claims import _p
-from milbench.report.reproduction_docs import COMMAND, _code, _cpu, _table
+from milbench.report.reproduction_docs import COMMAND, _code, _cpu, _table, _wall
 from milbench.report.reproduction_parts import kept_parts
 from milbench.report.targets import reference_config
 
@@ -258,7 +258,7 @@ def _run_section(run):
     lines = [f"### {run.name}", ""]
     facts = [("status", run.status + (f": {m['reduced']}" if m.get("reduced") else "")),
              ("config", _code(m["config"])), ("data sets", ", ".join(m["datasets"]) or _DASH),
-             ("CPU", _cpu(m["cpu_seconds"])), ("date", m["date"] or "not recorded"),
+             ("CPU", _cpu(m["cpu_seconds"])), *_wall(m), ("date", m["date"] or "not recorded"),
              ("regenerate", _code(m["command"]))]
     if m.get("description"):
         facts.insert(0, ("experiment", m["description"]))

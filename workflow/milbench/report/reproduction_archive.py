@@ -323,6 +323,48 @@ def cpu_seconds(folder, runs=None):
     return round(total, 1) if seen else None
 
 
+def job_span(folder, exclude=()):
+    """(start, seconds): the span of the jobs whose Snakemake benchmark files lie under
+    ``folder``, from the earliest start (a file's modification time, when its job ended, less
+    its wall ``s``) to the latest end, leaving out the files at the paths ``exclude``
+    (relative to ``folder``: the benchmarks of method files restored from kept parts, whose
+    times are those of the copy).  None when there are none."""
+    starts, ends = [], []
+    for path in sorted(folder.rglob("*.tsv")) if folder.is_dir() else ():
+        if path.relative_to(folder) in exclude:
+            continue
+        try:
+            table = pd.read_csv(path, sep="\t")
+        except (pd.errors.EmptyDataError, pd.errors.ParserError):
+            continue
+        wall = pd.to_numeric(table.get("s", pd.Series(dtype=float)), errors="coerce").dropna()
+        if wall.empty:
+            continue
+        end = path.stat().st_mtime
+        starts.append(end - float(wall.sum()))
+        ends.append(end)
+    if not ends:
+        return None
+    start = dt.datetime.fromtimestamp(min(starts), dt.timezone.utc)
+    return start.isoformat(timespec="seconds"), round(max(ends) - min(starts), 1)
+
+
+def run_wall(bench, listing):
+    """(wall seconds, note or None) of a run: the span of its jobs under ``bench``
+    (:func:`job_span`, the files restored from parts left out) plus the span each earlier
+    session recorded when it kept its part (``listing``: the parts' ``parts.yaml``, or None).
+    The note says when the figure is a lower bound: a part kept without its span."""
+    walls = dict((listing or {}).get("walls") or {})
+    restored = {(Path(rel)).with_suffix(".tsv") for rel in (listing or {}).get("files", {})}
+    if (span := job_span(bench, restored)) is not None:
+        walls[span[0]] = span[1]
+    note = None
+    if listing and not listing.get("walls"):
+        note = ("a lower bound: the wall of the part kept before parts recorded their span "
+                "is not counted")
+    return (round(sum(walls.values()), 1) if walls else None), note
+
+
 def run_commit(results_dir):
     """The commit checked out where ``results_dir`` was computed (its git work tree), with
     ``+changes`` when that tree had uncommitted edits of tracked files; None outside git."""
@@ -372,6 +414,15 @@ def _benchmark_tables(results_dir):
     return out
 
 
+def _wall_fields(bench, parts):
+    """The sidecar's ``wall_seconds`` (and ``wall_note``) of a run (:func:`run_wall`), its
+    kept parts read from the part folder ``parts``."""
+    listing = yaml.safe_load((parts / "parts.yaml").read_text()) \
+        if (parts / "parts.yaml").is_file() else None
+    wall, note = run_wall(bench, listing)
+    return {"wall_seconds": wall, **({"wall_note": note} if note else {})}
+
+
 def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=(),
             date=None, repo=REPO):
     """Keep the finished run ``results_dir`` (``results/<experiment>``, its name the
@@ -405,6 +456,8 @@ def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=
     meta.update(datasets=[str(d) for d in exp.get("datasets", [])],
                 cpu_seconds=cpu_seconds(results_dir.parent / "benchmarks" / experiment,
                                         results_dir / "runs"),
+                **_wall_fields(results_dir.parent / "benchmarks" / experiment,
+                               Path(archive_dir) / paper / "parts" / experiment),
                 date=str(when),
                 **({"commit": commit} if (commit := run_commit(results_dir)) else {}),
                 command=regenerate_command(config_rel, experiment, text, reduced,

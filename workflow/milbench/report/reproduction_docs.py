@@ -69,6 +69,15 @@ def _signed(x):
     return _DASH if x is None or math.isnan(x) else f"{x:+.3f}"
 
 
+def _wall(meta):
+    """The ("wall", text) fact of a run's sidecar that records its wall, else none."""
+    if meta.get("wall_seconds") is None:
+        return []
+    hours = meta["wall_seconds"] / 3600
+    text = f"{hours:.2f} h" if hours >= 1 else f"{meta['wall_seconds'] / 60:.1f} min"
+    return [("wall", text + (f" ({meta['wall_note']})" if meta.get("wall_note") else ""))]
+
+
 def _cpu(seconds):
     if seconds is None:
         return _DASH
@@ -211,7 +220,7 @@ def _run_section(run):
              ("config", _code(m["config"])),
              ("experiments", ", ".join(m["experiments"]) or _DASH),
              ("data sets", ", ".join(m["datasets"]) or _DASH),
-             ("CPU", _cpu(m["cpu_seconds"])), ("date", m["date"] or "not recorded")]
+             ("CPU", _cpu(m["cpu_seconds"])), *_wall(m), ("date", m["date"] or "not recorded")]
     if not run.legacy:                        # a legacy provenance names the command
         facts.append(("regenerate", _code(m["command"])))
     facts.append(("provenance", m["provenance"]))

@@ -46,6 +46,7 @@ from milbench.report.reproduction_archive import (
     ArchiveError,
     cpu_seconds,
     file_attrs,
+    job_span,
 )
 from milbench.report.targets import archive_key
 
@@ -134,9 +135,13 @@ def keep(results_dir, config, archive_dir=ARCHIVE_DIR, drop=False):
             if cells.pop(rel, None):        # the job finished: its kept cells are in the file
                 shutil.rmtree(cells_folder(folder / "cells" / rel), ignore_errors=True)
     if kept or kept_cells:
+        walls = dict(listing.get("walls") or {})
+        if (span := job_span(bench, {Path(r).with_suffix(".tsv") for r in listing.get("files", {})})):
+            walls[span[0]] = span[1]        # this session's span, by its start: kept once
         listing = {"experiment": experiment, "config": str(config),
                    "date": str(dt.date.today()), "method_files": len(expected),
                    "cpu_seconds": cpu_seconds(folder / "benchmarks", folder / "runs"),
+                   **({"walls": dict(sorted(walls.items()))} if walls else {}),
                    "files": dict(sorted(files.items()))}
         if cells:
             listing["cells"] = dict(sorted(cells.items()))
