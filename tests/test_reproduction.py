@@ -448,11 +448,11 @@ def test_composite_hydr_label_matches_one_run():
     base = dict(dataset="tiger", selector="relieff-mi", classifier="mi-wrapper", n=10)
     s = pd.DataFrame([
         {**base, "method": "r10-svm", "sel.metric": "min", "sel.percent": 0.1,
-         "clf.estimator": "svm", "accuracy_mean": 0.84},
+         "clf.estimator": "linear-svm", "accuracy_mean": 0.84},
         {**base, "method": "r10-nb", "sel.metric": "min", "sel.percent": 0.1,
          "clf.estimator": "naive-bayes", "accuracy_mean": 0.70},
         {**base, "method": "r50-svm", "sel.metric": "adapted", "sel.percent": 0.5,
-         "clf.estimator": "svm", "accuracy_mean": 0.79}])
+         "clf.estimator": "linear-svm", "accuracy_mean": 0.79}])
     r = reproduction_table(s, "hydr").set_index(["paper_method", "dataset", "metric"])
     smo = r.loc[("ReliefF-MI (min, 10 %) + MIWrapper (SMO)", "tiger", "accuracy")]
     assert smo["our_method"] == "r10-svm" and smo["paper_value"] == 0.835

@@ -297,6 +297,27 @@ def test_pca_fox_gap_quotes_the_full_run():
     assert ori == pytest.approx(fox.ours["ORI"], abs=6e-4)
 
 
+def test_hydr_metrics_claim_quotes_the_full_runs_friedman_tables():
+    """The HyDR-MI Table 6 claim (resources/targets/claims.yaml) quotes the archived FULL
+    run's Friedman chi2 and mean ranks (its stats/ tables), and reads the same 85 blocks."""
+    stats = ARCHIVE_DIR / "hydr" / "hydr-relieff" / "stats"
+    table = pd.read_csv(stats / "relieff-metrics.csv").set_index("sel.percent")
+    ranks = pd.read_csv(stats / "relieff-metrics_ranks.csv").pivot_table(
+        index="sel.percent", columns="method", values="mean_rank")
+    claim = next(c for c in load_claims()["hydr"]["claims"]
+                 if c["test"].get("evidence") == ["hydr-relieff"])
+    why = " ".join(claim["test"]["why"].split())
+    assert "85 blocks" in why and set(table["N"]) == {85}
+    chi2 = [float(x) for x in re.search(r"chi2 ([\d.]+(?: / [\d.]+){5})", why)[1].split(" / ")]
+    assert chi2 == pytest.approx(list(table["chi2"]), abs=6e-3)
+    lo, hi = (float(x) for x in re.search(r"mean rank ([\d.]+) to ([\d.]+)", why).groups())
+    assert (ranks.idxmin(axis=1) == "min").all()
+    assert (lo, hi) == pytest.approx((ranks["min"].min(), ranks["min"].max()), abs=6e-3)
+    last = [float(x) for x in re.search(r"last at 10-30 % \(([\d. /]+)\)", why)[1].split(" / ")]
+    assert last == pytest.approx(list(ranks["adapted"].iloc[:3]), abs=6e-3)
+    assert (ranks.idxmax(axis=1).iloc[:3] == "adapted").all()
+
+
 def test_a_newer_run_of_the_same_status_is_the_one_judged(tmp_path):
     """A rerun archived later (a Table-1-only experiment, say) answers the same targets: its
     results come first, count for "met" and feed the claims; the older run's stay listed."""

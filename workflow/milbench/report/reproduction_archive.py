@@ -8,10 +8,11 @@ An entry ``<run>`` (the experiment's name) is ``<run>.csv``, the
 experiments, FULL or REDUCED (and what was cut), data sets, CPU seconds of the run's jobs,
 date, the command that regenerates it, the figures kept beside it (``<run>/<name>.png``), its
 per-fold scores (``<run>/scores.csv.gz``: the paired tests of the claims and the spreads over
-repeats need them), and a remark naming the data sets the run's summary marks synthetic.  A
+repeats need them), its significance tables (``<run>/stats/``: the statistics a paper's
+claims are judged on) and a remark naming the data sets the run's summary marks synthetic.  A
 benchmark's run has no targets (its reproduction.csv is the rule's one "no paper targets" row),
-so its entry also keeps the run's ``summary.csv``, its significance tables (``<run>/stats/``)
-and its critical-difference figures (``figures/cd_*.png``).
+so its entry also keeps the run's ``summary.csv`` and its critical-difference figures
+(``figures/cd_*.png``).
 :func:`archive` adds one: ``python -m milbench.report.reproduction archive results/<experiment>
 --config <file>``; :func:`load_archive` reads a paper's entries back, checked.
 
@@ -407,9 +408,11 @@ def per_fold_scores(results_dir, metrics):
 _BENCHMARK_OUTPUTS = (STATS, "figures", "reproduction.csv")
 
 
-def _benchmark_tables(results_dir):
-    """{path in the entry's folder: file} of a benchmark run's summary.csv and stats/*.csv."""
-    out = {SUMMARY: results_dir / SUMMARY} if (results_dir / SUMMARY).is_file() else {}
+def _run_tables(results_dir, summary):
+    """{path in the entry's folder: file} of a run's stats/*.csv (the paper's statistics
+    beside its tables) and, with ``summary`` (a benchmark's run), its summary.csv."""
+    out = {SUMMARY: results_dir / SUMMARY} if summary and (results_dir / SUMMARY).is_file() \
+        else {}
     out.update({f"{STATS}/{p.name}": p for p in sorted((results_dir / STATS).glob("*.csv"))})
     return out
 
@@ -462,6 +465,8 @@ def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=
                 **({"commit": commit} if (commit := run_commit(results_dir)) else {}),
                 command=regenerate_command(config_rel, experiment, text, reduced,
                                            _BENCHMARK_OUTPUTS if benchmark else
+                                           (STATS, "reproduction.csv")
+                                           if (results_dir / STATS).is_dir() else
                                            ("reproduction.csv",)),
                 provenance=f"archived from results/{experiment}/reproduction.csv")
     if exp.get("description"):
@@ -470,7 +475,7 @@ def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=
         meta["remark"] = (f"{', '.join(synthetic)}: SYNTHETIC data (generated in the source's "
                           "schema), not the paper's; the numbers show the chain, not the paper's")
     folder = Path(archive_dir) / paper
-    tables = _benchmark_tables(results_dir) if benchmark else {}
+    tables = _run_tables(results_dir, summary=benchmark)
     if benchmark:                   # its critical-difference diagrams, unless given
         given = {Path(str(f).rpartition("=")[2]).name for f in figures}
         figures = [*figures, *(str(p) for p in sorted((results_dir / "figures").glob("cd_*.png"))
@@ -494,8 +499,7 @@ def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=
     _check_meta(meta, f"{folder / experiment}.yaml")
     folder.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(table, folder / f"{experiment}.csv")
-    if benchmark:                   # a run archived again keeps only its own tables
-        shutil.rmtree(folder / experiment / STATS, ignore_errors=True)
+    shutil.rmtree(folder / experiment / STATS, ignore_errors=True)   # archived again: its own only
     for rel, path in tables.items():
         (folder / experiment / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, folder / experiment / rel)
