@@ -288,9 +288,10 @@ def prox_huber(Z, thr, C2, gamma):
     return np.where(np.abs(Z) <= thr * (1 + k), Z / (1 + k), Z - np.sign(Z) * k * thr)
 
 
-class ProxMIDR(MIDR):
-    """MIDR whose A-step is a proximal gradient step on the penalty (the module docstring's
-    ``convergence``); the v-refit, initialisation and ``stop="excess"`` test are MIDR's."""
+class _StepMIDR(MIDR):
+    """MIDR with another A-step (:meth:`_step`), a prototype of the ``convergence`` mode kept
+    here, not an option of ``milbench.selectors.midr``; the v-refit, the initial A and the
+    ``stop="excess"`` test are MIDR's."""
 
     def _solve(self, X, offsets, y, d, C1, C2):
         rng = np.random.default_rng(self.random_state)
@@ -305,23 +306,14 @@ class ProxMIDR(MIDR):
                                 sizes=sizes)[0]
 
         A = self._init_A(Xc, d, rng)
-        v, b, gamma = np.zeros(d), 0.0, 1.0
+        v, b, self._gamma, self._last = np.zeros(d), 0.0, 1.0, None
         E_prev = loss_at(A, v, b) + huber(A, thr, C2) - const
         hist, converged, n_iter = [E_prev], False, 0
         for n_iter in range(1, int(self.max_iter) + 1):
             v, b = self._refit_v(Xc @ A, offsets, y, v, b)
             loss, g = _bag_sq_loss(Xc @ (A @ v) + b, offsets, y, alpha, sizes=sizes)
-            xi = tangent_projection(A, np.outer(Xc.T @ g, v))
-            F = loss + huber(A, thr, C2)
-            gamma = min(2.0 * gamma, 1e8)
-            for _ in range(40):
-                A_new = qr_retraction(prox_huber(A - gamma * xi, thr, C2, gamma))
-                loss_new = loss_at(A_new, v, b)
-                if loss_new + huber(A_new, thr, C2) <= F - 1e-4 / gamma * float(
-                        ((A_new - A) ** 2).sum()):
-                    A, loss = A_new, loss_new
-                    break
-                gamma *= 0.5
+            A, loss = self._step(A, loss, np.outer(Xc.T @ g, v), lambda A: loss_at(A, v, b),
+                                 thr, C2, n_iter)
             E = loss + huber(A, thr, C2) - const + 0.5 * lam * float(v @ v)
             hist.append(E)
             if E_prev - E <= self.tol * max(abs(E_prev), 1e-12):
@@ -330,65 +322,57 @@ class ProxMIDR(MIDR):
             E_prev = E
         hist = np.asarray(hist)
         return {"A": A, "v": v, "b": b, "mean": mean, "hist": hist + const, "ehist": hist,
-                "ortho": np.zeros(1), "n_iter": n_iter, "converged": converged, "gamma": gamma,
-                "amax": 1.0}
+                "ortho": np.zeros(1), "n_iter": n_iter, "converged": converged,
+                "gamma": self._gamma, "amax": float(np.abs(A).max())}
+
+    def _step(self, A, loss, G, loss_at, thr, C2, n_iter):
+        """(A, its loss) after one A-step from ``A``; ``G``: the loss's Euclidean gradient."""
+        raise NotImplementedError
 
 
-class BBMIDR(MIDR):
-    """MIDR (``stop="excess"``, ``line_search="F"``) whose Armijo search starts from a
-    Barzilai-Borwein step (alternating BB1 / BB2 on s = A_k - A_k-1 and the difference of the
-    Riemannian gradients) instead of twice the last accepted step; the v-refit, the descent
-    test and the stopping rule are MIDR's.  A prototype kept here, not an option of
-    ``milbench.selectors.midr``."""
+class ProxMIDR(_StepMIDR):
+    """A-step: the gradient step on the loss alone, then the proximal map of the penalty
+    C2·Σ huber_{C1/C2}(A_ij), then the QR retraction, accepted when F decreases (Armijo on the
+    step), starting from twice the last accepted step."""
 
-    def _solve(self, X, offsets, y, d, C1, C2):
-        rng = np.random.default_rng(self.random_state)
-        sizes = np.diff(offsets)
-        mean = X.mean(axis=0)
-        Xc = X - mean
-        alpha, lam, thr = float(self.alpha), float(self.v_l2), C1 / C2
-        const = C2 * d * (0.5 if thr >= 1 else thr - 0.5 * thr * thr)
-        pen = (lambda A: huber(A, thr, C2)) if thr < 1 else (lambda A: 0.5 * C2 * d)
+    def _step(self, A, loss, G, loss_at, thr, C2, n_iter):
+        xi = tangent_projection(A, G)
+        F = loss + huber(A, thr, C2)
+        self._gamma = min(2.0 * self._gamma, 1e8)
+        for _ in range(40):
+            A_new = qr_retraction(prox_huber(A - self._gamma * xi, thr, C2, self._gamma))
+            loss_new = loss_at(A_new)
+            if loss_new + huber(A_new, thr, C2) <= F - 1e-4 / self._gamma * float(
+                    ((A_new - A) ** 2).sum()):
+                return A_new, loss_new
+            self._gamma *= 0.5
+        return A, loss
 
-        def loss_at(A, v, b):
-            return _bag_sq_loss(Xc @ (A @ v) + b, offsets, y, alpha, need_grad=False,
-                                sizes=sizes)[0]
 
-        A = self._init_A(Xc, d, rng)
-        v, b, gamma, A_old, xi_old = np.zeros(d), 0.0, 1.0, None, None
-        E_prev = loss_at(A, v, b) + pen(A) - const
-        hist, converged, n_iter = [E_prev], False, 0
-        for n_iter in range(1, int(self.max_iter) + 1):
-            v, b = self._refit_v(Xc @ A, offsets, y, v, b)
-            loss, g = _bag_sq_loss(Xc @ (A @ v) + b, offsets, y, alpha, sizes=sizes)
-            G = np.outer(Xc.T @ g, v) + (C2 * (A - soft_threshold(A, thr)) if thr < 1 else 0)
-            xi = tangent_projection(A, G)
-            xi2 = float((xi * xi).sum())
-            if A_old is not None:
-                s, dxi = A - A_old, xi - xi_old
-                sy = float((s * dxi).sum())
-                gamma = (float((s * s).sum()) / sy if n_iter % 2 else
-                         sy / float((dxi * dxi).sum())) if sy > 0 else 2.0 * gamma
-                gamma = min(max(gamma, 1e-12), 1e8)
-            A_old, xi_old = A, xi
-            F = loss + pen(A)
-            for _ in range(60):
-                A_new = qr_retraction(A - gamma * xi)
-                loss_new = loss_at(A_new, v, b)
-                if loss_new + pen(A_new) <= F - 1e-4 * gamma * xi2:
-                    A, loss = A_new, loss_new
-                    break
-                gamma *= 0.5
-            E = loss + pen(A) - const + 0.5 * lam * float(v @ v)
-            hist.append(E)
-            if E_prev - E <= self.tol * max(abs(E_prev), 1e-12):
-                converged = True
-                break
-            E_prev = E
-        hist = np.asarray(hist)
-        return {"A": A, "v": v, "b": b, "mean": mean, "hist": hist + const, "ehist": hist,
-                "ortho": np.zeros(1), "n_iter": n_iter, "converged": converged, "gamma": gamma,
-                "amax": float(np.abs(A).max())}
+class BBMIDR(_StepMIDR):
+    """A-step: MIDR's (``line_search="F"``: the gradient of F with H = soft(A), Armijo on F,
+    QR retraction), its search starting from a Barzilai-Borwein step (alternating BB1 / BB2 on
+    s = A_k - A_k-1 and the difference of the Riemannian gradients) instead of twice the last
+    accepted step."""
+
+    def _step(self, A, loss, G, loss_at, thr, C2, n_iter):
+        xi = tangent_projection(A, G + C2 * (A - soft_threshold(A, thr)))
+        xi2 = float((xi * xi).sum())
+        if self._last is not None:
+            s, dxi = A - self._last[0], xi - self._last[1]
+            sy = float((s * dxi).sum())
+            gamma = (float((s * s).sum()) / sy if n_iter % 2 else
+                     sy / float((dxi * dxi).sum())) if sy > 0 else 2.0 * self._gamma
+            self._gamma = min(max(gamma, 1e-12), 1e8)
+        self._last = (A, xi)
+        F = loss + huber(A, thr, C2)
+        for _ in range(60):
+            A_new = qr_retraction(A - self._gamma * xi)
+            loss_new = loss_at(A_new)
+            if loss_new + huber(A_new, thr, C2) <= F - 1e-4 * self._gamma * xi2:
+                return A_new, loss_new
+            self._gamma *= 0.5
+        return A, loss
 
 
 def convergence(a):
