@@ -43,7 +43,9 @@ MI-Net (plain, with deep supervision, with residual connections; Wang, Yan, Tang
 2018, ICML) and DSMIL (Li, Li & Eliceiri 2021, CVPR) against MILR, mi-SVM and MI-SVM on musk1,
 musk2, elephant, fox and tiger, 5 × 10-fold cross-validation on folds every method shares. It
 has no targets, so no verdicts. The settings are in `config/deep.yaml`'s header, the methods'
-parameters in [methods.md](methods.md)."""
+parameters in [methods.md](methods.md). The commands below run in the project's environment, from
+the checkout's root: `source .venv/bin/activate` first (the [README](../README.md)'s setup makes
+`.venv`)."""
 
 _RUNNING = """\
 The data sets are downloaded from their canonical hosts (`offline: false`); `mirror:` replaces
