@@ -289,9 +289,10 @@ def prox_huber(Z, thr, C2, gamma):
 
 
 class _StepMIDR(MIDR):
-    """MIDR with another A-step (:meth:`_step`), a prototype of the ``convergence`` mode kept
-    here, not an option of ``milbench.selectors.midr``; the v-refit, the initial A and the
-    ``stop="excess"`` test are MIDR's."""
+    """MIDR with another A-step, a prototype of the ``convergence`` mode kept here, not an
+    option of ``milbench.selectors.midr``; the v-refit, the initial A and the
+    ``stop="excess"`` test are MIDR's.  A subclass defines ``_step(A, loss, G, loss_at, thr,
+    C2, n_iter)``: (A, its loss) after one A-step from A, G the loss's Euclidean gradient."""
 
     def _solve(self, X, offsets, y, d, C1, C2):
         rng = np.random.default_rng(self.random_state)
@@ -324,10 +325,6 @@ class _StepMIDR(MIDR):
         return {"A": A, "v": v, "b": b, "mean": mean, "hist": hist + const, "ehist": hist,
                 "ortho": np.zeros(1), "n_iter": n_iter, "converged": converged,
                 "gamma": self._gamma, "amax": float(np.abs(A).max())}
-
-    def _step(self, A, loss, G, loss_at, thr, C2, n_iter):
-        """(A, its loss) after one A-step from ``A``; ``G``: the loss's Euclidean gradient."""
-        raise NotImplementedError
 
 
 class ProxMIDR(_StepMIDR):

@@ -13,6 +13,7 @@ AUROC as fractions, times in seconds; :func:`load_gaps` the gap explanations.
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import math
@@ -275,10 +276,8 @@ def archive_key(name):
     """The folder of ``resources/reproductions/`` that keeps an experiment's runs: its paper
     (:func:`paper_key`) or else its benchmark configuration (:func:`benchmark_key`); KeyError
     naming both otherwise."""
-    try:
+    with contextlib.suppress(KeyError):
         return paper_key(name)
-    except KeyError:
-        pass
     try:
         return benchmark_key(name)
     except KeyError:
