@@ -21,6 +21,7 @@ from milbench.report.reproduction_docs import (
     readme_table,
     verdicts,
 )
+from milbench.report.stats import friedman
 from milbench.report.targets import TARGETS_DIR
 
 from conftest import REPO
@@ -316,6 +317,35 @@ def test_hydr_metrics_claim_quotes_the_full_runs_friedman_tables():
     last = [float(x) for x in re.search(r"last at 10-30 % \(([\d. /]+)\)", why)[1].split(" / ")]
     assert last == pytest.approx(list(ranks["adapted"].iloc[:3]), abs=6e-3)
     assert (ranks.idxmax(axis=1).iloc[:3] == "adapted").all()
+
+
+def test_hydr_metrics_claim_quotes_friedman_on_the_papers_own_tables():
+    """The same claim's chi2 of the paper's own Tables 2-5 (the archived targets' accuracies,
+    17 classifiers x 5 data sets a percentage) is what milbench.report.stats.friedman gives, and
+    the adapted metric's first places there are at 10 and 60 % only."""
+    rows = pd.read_csv(ARCHIVE_DIR / "hydr" / "hydr-relieff.csv")
+    rows = rows[rows.source.str.fullmatch(r"Table [2-5]") & (rows.metric == "accuracy")]
+    parts = rows.paper_method.str.extract(r"ReliefF-MI \((\w+), (\d+) %\) \+ (.+)")
+    rows = rows.assign(bag_metric=parts[0], percent=parts[1].astype(int), classifier=parts[2])
+    claim = next(c for c in load_claims()["hydr"]["claims"]
+                 if c["test"].get("evidence") == ["hydr-relieff"])
+    why = " ".join(claim["test"]["why"].split())
+    quoted = re.search(r"own Tables 2-5 .*?chi2 ([\d.]+(?: / [\d.]+){5})", why)[1]
+    chi2, mean_ranks = [], {}
+    for percent, block in rows.groupby("percent"):
+        table = block.pivot_table(index=["dataset", "classifier"], columns="bag_metric",
+                                  values="paper_value")
+        assert table.shape == (85, 4)
+        result = friedman(table.to_numpy())
+        chi2.append(result["chi2"])
+        mean_ranks[percent] = pd.Series(result["ranks"].mean(axis=0), index=table.columns)
+    assert [float(x) for x in quoted.split(" / ")] == pytest.approx(chi2, abs=6e-3)
+    assert [p for p, r in mean_ranks.items() if r.idxmin() == "adapted"] == [10, 60]
+    pattern = (r"first at 10 % and 60 % only \(at 10 % mean rank ([\d.]+) "
+               r"against the minimal one's ([\d.]+)\)")
+    adapted, minimal = (float(x) for x in re.search(pattern, why).groups())
+    assert (adapted, minimal) == pytest.approx(
+        (mean_ranks[10]["adapted"], mean_ranks[10]["min"]), abs=6e-3)
 
 
 def test_a_newer_run_of_the_same_status_is_the_one_judged(tmp_path):
