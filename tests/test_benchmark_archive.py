@@ -71,7 +71,8 @@ def _deep_run(repo, experiment="deep", scores=True, seed=0):
     rng = np.random.default_rng(seed)
     rows = pd.DataFrame([dict(dataset=d, method=m, selector="none",
                               classifier=m.split(" + ")[1].lower(), repeat=r, fold=f,
-                              accuracy=rng.uniform(.5, 1), auroc=rng.uniform(.5, 1))
+                              accuracy=rng.uniform(.5, 1), auroc=rng.uniform(.5, 1),
+                              fit_cpu_seconds=rng.uniform(.1, 9))
                          for d in DATASETS for m in METHODS for r in range(2) for f in range(3)])
     results = repo / "results" / experiment
     (results / "figures").mkdir(parents=True)
@@ -123,6 +124,9 @@ def test_a_deep_run_is_archived_with_its_tables_and_the_page_shows_them(tmp_path
     musk1 = rows[(rows.dataset == "musk1") & (rows.method == "none + Attention")]
     row = next(x for x in page.splitlines() if x.startswith("| none + Attention |"))
     assert row.split(" | ")[1] == f"{musk1.accuracy.mean():.3f} ± {musk1.accuracy.std():.3f}"
+    cpu = page[page.index("CPU seconds per fit"):].splitlines()
+    row = next(x for x in cpu if x.startswith("| none + Attention |"))
+    assert row.split(" | ")[1] == f"{musk1.fit_cpu_seconds.mean():.2f}"
     assert "![cd_accuracy.png](../resources/reproductions/deep/deep/cd_accuracy.png)" in page
     chi2 = pd.read_csv(results / "stats" / "deep-friedman-auroc.csv")["chi2"].iloc[0]
     assert f"**deep-friedman-auroc** (auroc): Friedman test over 2 data sets, 3 methods: " \

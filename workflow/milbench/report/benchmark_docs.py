@@ -30,6 +30,7 @@ DOCS_DIR = REPO / "docs"
 PAGES = {"deep": "deep-mil.md"}
 PLANS_DIR = REPO / "resources" / "plans"
 METRICS = ("accuracy", "auroc")
+CPU = "fit_cpu_seconds"
 _DASH = "—"
 
 MINNS = "[yanyongluan/MINNs](https://github.com/yanyongluan/MINNs) at commit f816645"
@@ -152,7 +153,7 @@ def _means(run):
     """(DataFrame dataset, method, <metric>_mean, <metric>_std over the folds; where from)."""
     scores = run.scores()
     if scores is not None:
-        metrics = [m for m in METRICS if m in scores.columns]
+        metrics = [m for m in (*METRICS, CPU) if m in scores.columns]
         g = scores.groupby(["dataset", "method"], sort=False)[metrics]
         out = g.mean().add_suffix("_mean").join(g.std(ddof=1).add_suffix("_std")).reset_index()
         return out, f"the run's per-fold scores (`{run.name}/{SCORES}`)"
@@ -178,6 +179,15 @@ def _metric_tables(run):
         lines += [f"{'Accuracy' if metric == 'accuracy' else 'AUROC'}:", ""]
         lines += _table(["method", *datasets],
                         [[m, *(cell.get((d, m), _DASH) for d in datasets)] for m in methods])
+        lines.append("")
+    if f"{CPU}_mean" in table.columns:
+        cpu = {(str(r["dataset"]), str(r["method"])): r[f"{CPU}_mean"]
+               for r in table.to_dict("records")}
+        lines += ["CPU seconds per fit (training, inner tuning included; mean over the folds, "
+                  "all on one machine in one run):", ""]
+        lines += _table(["method", *datasets],
+                        [[m, *(_DASH if math.isnan(cpu.get((d, m), math.nan))
+                               else f"{cpu[(d, m)]:.2f}" for d in datasets)] for m in methods])
         lines.append("")
     return lines
 
