@@ -8,11 +8,11 @@ An entry ``<run>`` (the experiment's name) is ``<run>.csv``, the
 experiments, FULL or REDUCED (and what was cut), data sets, CPU seconds of the run's jobs,
 date, the command that regenerates it, the figures kept beside it (``<run>/<name>.png``), its
 per-fold scores (``<run>/scores.csv.gz``: the paired tests of the claims and the spreads over
-repeats need them; each fit's CPU seconds beside them), its significance tables (``<run>/stats/``: the statistics a paper's
-claims are judged on) and a remark naming the data sets the run's summary marks synthetic.  A
-benchmark's run has no targets (its reproduction.csv is the rule's one "no paper targets" row),
-so its entry also keeps the run's ``summary.csv`` and its critical-difference figures
-(``figures/cd_*.png``).
+repeats need them; each fit's CPU seconds beside them), its significance tables
+(``<run>/stats/``: the statistics a paper's claims are judged on) and a remark naming the
+data sets the run's summary marks synthetic.  A benchmark's run has no targets (its
+reproduction.csv is the rule's one "no paper targets" row), so its entry also keeps the run's
+``summary.csv`` and its critical-difference figures (``figures/cd_*.png``).
 :func:`archive` adds one: ``python -m milbench.report.reproduction archive results/<experiment>
 --config <file>``; :func:`load_archive` reads a paper's entries back, checked.
 
