@@ -163,6 +163,19 @@ def _means(run):
     return None, None
 
 
+_TABLES = {"accuracy": "Accuracy:", "auroc": "AUROC:",
+           CPU: "CPU seconds per fit (training, inner tuning included; mean over the folds, "
+                "all on one machine in one run):"}
+
+
+def _cell(metric, record):
+    """A table cell: mean ± sd of a score, the mean alone (two decimals) of the CPU seconds."""
+    mean = float(record[f"{metric}_mean"])
+    if metric == CPU:
+        return _DASH if math.isnan(mean) else f"{mean:.2f}"
+    return _mean_sd(mean, float(record.get(f"{metric}_std", math.nan)))
+
+
 def _metric_tables(run):
     table, source = _means(run)
     if table is None:
@@ -170,24 +183,14 @@ def _metric_tables(run):
     datasets = list(dict.fromkeys(table["dataset"].astype(str)))
     methods = list(dict.fromkeys(table["method"].astype(str)))
     lines = [f"Mean ± sd over the folds, from {source}.", ""]
-    for metric in METRICS:
+    for metric, title in _TABLES.items():
         if f"{metric}_mean" not in table.columns:
             continue
-        cell = {(str(r["dataset"]), str(r["method"])):
-                _mean_sd(float(r[f"{metric}_mean"]), float(r.get(f"{metric}_std", math.nan)))
+        cell = {(str(r["dataset"]), str(r["method"])): _cell(metric, r)
                 for r in table.to_dict("records")}
-        lines += [f"{'Accuracy' if metric == 'accuracy' else 'AUROC'}:", ""]
+        lines += [title, ""]
         lines += _table(["method", *datasets],
                         [[m, *(cell.get((d, m), _DASH) for d in datasets)] for m in methods])
-        lines.append("")
-    if f"{CPU}_mean" in table.columns:
-        cpu = {(str(r["dataset"]), str(r["method"])): r[f"{CPU}_mean"]
-               for r in table.to_dict("records")}
-        lines += ["CPU seconds per fit (training, inner tuning included; mean over the folds, "
-                  "all on one machine in one run):", ""]
-        lines += _table(["method", *datasets],
-                        [[m, *(_DASH if math.isnan(cpu.get((d, m), math.nan))
-                               else f"{cpu[(d, m)]:.2f}" for d in datasets)] for m in methods])
         lines.append("")
     return lines
 

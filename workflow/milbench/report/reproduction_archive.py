@@ -408,6 +408,14 @@ def per_fold_scores(results_dir, metrics):
 _BENCHMARK_OUTPUTS = (STATS, "figures", "reproduction.csv")
 
 
+def _outputs(results_dir, benchmark):
+    """What the archived run's command regenerates: a benchmark's tables and figures too, a
+    paper run's stats/ where it has one, and the reproduction.csv."""
+    if benchmark:
+        return _BENCHMARK_OUTPUTS
+    return (STATS, "reproduction.csv") if (results_dir / STATS).is_dir() else ("reproduction.csv",)
+
+
 def _run_tables(results_dir, summary):
     """{path in the entry's folder: file} of a run's stats/*.csv (the paper's statistics
     beside its tables) and, with ``summary`` (a benchmark's run), its summary.csv."""
@@ -464,10 +472,7 @@ def archive(results_dir, config, archive_dir=ARCHIVE_DIR, reduced=None, figures=
                 date=str(when),
                 **({"commit": commit} if (commit := run_commit(results_dir)) else {}),
                 command=regenerate_command(config_rel, experiment, text, reduced,
-                                           _BENCHMARK_OUTPUTS if benchmark else
-                                           (STATS, "reproduction.csv")
-                                           if (results_dir / STATS).is_dir() else
-                                           ("reproduction.csv",)),
+                                           _outputs(results_dir, benchmark)),
                 provenance=f"archived from results/{experiment}/reproduction.csv")
     if exp.get("description"):
         meta["description"] = " ".join(str(exp["description"]).split())
