@@ -27,6 +27,8 @@ from milbench.report.targets import TARGETS_DIR
 from conftest import REPO
 
 PAPERS = ("cvfs", "hydr", "midr", "milsd", "miordm")
+#: the archived FULL run of MIDR's Table 1 these tests read (the earlier configuration)
+MIDR_RUN = "midr-capped"
 
 
 @pytest.fixture(scope="module")
@@ -59,11 +61,11 @@ def test_pages_cite_the_papers_by_table_not_by_our_text_lines(generated):
 def test_midr_headline_is_the_rank_test_over_the_archived_means(judged):
     """Recomputed here from the archived CSV: MIDR - baseline per data set, one-sided
     Wilcoxon signed-rank; the page's p-values and verdict are these."""
-    table = pd.read_csv(ARCHIVE_DIR / "midr" / "midr.csv")
+    table = pd.read_csv(ARCHIVE_DIR / "midr" / f"{MIDR_RUN}.csv")
     t1 = table[(table.source == "Table 1") & (table.metric == "auroc")]
     ours = t1.pivot(index="dataset", columns="paper_method", values="ours")
     claim = _claim(judged, "midr", "Table 1")
-    assert claim["headline"] and claim["evidence"] == ["midr (FULL)"]
+    assert claim["headline"] and claim["evidence"] == [f"{MIDR_RUN} (FULL)"]
     significant = 0
     for base in ("ORI", "PCA", "LDA"):
         p = wilcoxon(ours.MIDR - ours[base], alternative="greater").pvalue
@@ -127,7 +129,7 @@ def test_superseded_legacy_results_are_not_listed(generated):
 def test_outside_tolerance_without_evidence_reads_unexplained(generated):
     page = generated["midr.md"]
     row = next(x for x in page.splitlines()
-               if x.startswith("| fox | ORI | auroc |") and "[midr]" in x)
+               if x.startswith("| fox | ORI | auroc |") and f"[{MIDR_RUN}]" in x)
     assert row.endswith("unexplained |")
     assert "unexplained: no archived output or benchmark shows this explanation" in page
     for paper in PAPERS:
@@ -183,7 +185,8 @@ def test_claim_and_gap_evidence_must_exist(tmp_path):
         pages(targets_dir=d)
     shutil.copy(TARGETS_DIR / "claims.yaml", d / "claims.yaml")
     meta = (d / "midr.yaml").read_text()
-    (d / "midr.yaml").write_text(meta.replace('evidence: ["midr"]', 'evidence: ["no-run"]', 1))
+    (d / "midr.yaml").write_text(meta.replace(f'evidence: ["{MIDR_RUN}"]', 'evidence: ["no-run"]',
+                                              1))
     with pytest.raises(ArchiveError, match=r"midr\.yaml, line \d+: gaps evidence 'no-run'"):
         pages(targets_dir=d)
 
@@ -193,12 +196,12 @@ def test_a_reduced_result_makes_a_computed_claim_not_testable(tmp_path):
     indicative outcome beside it."""
     store = tmp_path / "archive"
     shutil.copytree(ARCHIVE_DIR, store)
-    meta = yaml.safe_load((store / "midr" / "midr.yaml").read_text())
+    meta = yaml.safe_load((store / "midr" / f"{MIDR_RUN}.yaml").read_text())
     meta.update(status="REDUCED", reduced="a test's cut")
-    (store / "midr" / "midr.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    (store / "midr" / f"{MIDR_RUN}.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
     claim = _claim(verdicts(archive_dir=store), "midr", "Table 1")
     assert claim["verdict"] == "not testable here"
-    assert claim["why"].startswith("no paper-size run: the evidence includes midr (REDUCED)")
+    assert claim["why"].startswith(f"no paper-size run: the evidence includes {MIDR_RUN} (REDUCED)")
     assert "indicative (not supported)" in claim["why"]
 
 
@@ -218,7 +221,7 @@ def _midr_scores(store, seed=0):
     """Per-fold scores for the archived midr run's methods (10 repeats x 5 folds), each fold a
     shared per-fold effect plus the method's own noise; kept in the run's folder."""
     rng = np.random.default_rng(seed)
-    table = pd.read_csv(store / "midr" / "midr.csv")
+    table = pd.read_csv(store / "midr" / f"{MIDR_RUN}.csv")
     t1 = table[(table.source == "Table 1") & (table.metric == "auroc")]
     rows = []
     for ds, g in t1.groupby("dataset"):
@@ -230,10 +233,10 @@ def _midr_scores(store, seed=0):
                     rows.append(dict(dataset=ds, method=r.our_method, repeat=rep, fold=fold,
                                      auroc=r.ours + shared[rep, fold] + own[rep, fold]))
     scores = pd.DataFrame(rows)
-    scores.to_csv(store / "midr" / "midr" / "scores.csv.gz", index=False)
-    meta = yaml.safe_load((store / "midr" / "midr.yaml").read_text())
+    scores.to_csv(store / "midr" / MIDR_RUN / "scores.csv.gz", index=False)
+    meta = yaml.safe_load((store / "midr" / f"{MIDR_RUN}.yaml").read_text())
     meta["scores"] = "scores.csv.gz"
-    (store / "midr" / "midr.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
+    (store / "midr" / f"{MIDR_RUN}.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
     return scores
 
 
@@ -245,7 +248,7 @@ def test_archived_fold_scores_give_paired_tests_and_spreads_over_repeats(tmp_pat
     mine = scores[(scores.dataset == "fox") & scores.method.str.startswith("none")]
     sd = mine.groupby("repeat").auroc.mean().std()
     row = next(x for x in page.splitlines()
-               if x.startswith("| fox | ORI | auroc |") and "[midr]" in x)
+               if x.startswith("| fox | ORI | auroc |") and f"[{MIDR_RUN}]" in x)
     assert f"0.5894 ± {sd:.4f} (± over repeats)" in row
     claim = _claim(verdicts(archive_dir=store), "midr", "Table 1")
     assert "per block, the paired t-test over the folds" in claim["test"]
@@ -263,7 +266,7 @@ def test_archive_keeps_the_per_fold_scores_of_the_experiments_metrics(tmp_path):
     shutil.copy(REPO / "config" / "paper" / "midr.yaml", repo / "config" / "paper")
     results = repo / "results" / "midr"
     results.mkdir(parents=True)
-    shutil.copy(ARCHIVE_DIR / "midr" / "midr.csv", results / "reproduction.csv")
+    shutil.copy(ARCHIVE_DIR / "midr" / f"{MIDR_RUN}.csv", results / "reproduction.csv")
     rows = pd.DataFrame(dict(dataset="musk1", method="midr + milr", repeat=[0, 0, 1],
                              fold=[0, 1, 0], auroc=[.9, .8, .85], accuracy=[.8, .7, .75],
                              fit_seconds=1.0, train_ratio=np.nan))
@@ -288,7 +291,7 @@ def test_archive_keeps_the_per_fold_scores_of_the_experiments_metrics(tmp_path):
 
 def test_pca_fox_gap_quotes_the_full_run():
     """The PCA-fox gap note (resources/targets/midr.yaml) quotes the archived FULL run."""
-    table = pd.read_csv(ARCHIVE_DIR / "midr" / "midr.csv")
+    table = pd.read_csv(ARCHIVE_DIR / "midr" / f"{MIDR_RUN}.csv")
     fox = table[(table.source == "Table 1") & (table.dataset == "fox")].set_index("paper_method")
     note = next(g for g in yaml.safe_load((TARGETS_DIR / "midr.yaml").read_text())["gaps"]
                 if g["targets"] == [{"source": "Table 1", "paper_method": "PCA",
@@ -353,19 +356,19 @@ def test_a_newer_run_of_the_same_status_is_the_one_judged(tmp_path):
     results come first, count for "met" and feed the claims; the older run's stay listed."""
     store = tmp_path / "archive"
     shutil.copytree(ARCHIVE_DIR, store)
-    rows = pd.read_csv(store / "midr" / "midr.csv", dtype=str, keep_default_na=False)
+    rows = pd.read_csv(store / "midr" / f"{MIDR_RUN}.csv", dtype=str, keep_default_na=False)
     fox = (rows.source == "Table 1") & (rows.dataset == "fox") & (rows.paper_method == "MIDR")
     rows.loc[fox, ["ours", "difference", "within_tolerance", "status"]] = \
         ["0.7800", "0.0020", "True", "within tolerance"]
     rows.to_csv(store / "midr" / "midr-rerun.csv", index=False)
-    meta = yaml.safe_load((store / "midr" / "midr.yaml").read_text())
+    meta = yaml.safe_load((store / "midr" / f"{MIDR_RUN}.yaml").read_text())
     meta.update(experiments=["midr-rerun"], date="2099-01-01")
     meta.pop("figures")
     (store / "midr" / "midr-rerun.yaml").write_text(yaml.safe_dump(meta, sort_keys=False))
     out = pages(archive_dir=store)
     fox_rows = [x for x in out["midr.md"].splitlines() if x.startswith("| fox | MIDR | auroc |")]
     assert "[midr-rerun]" in fox_rows[0] and "| yes |" in fox_rows[0]
-    assert "[midr]" in fox_rows[1] and "| no |" in fox_rows[1]
+    assert f"[{MIDR_RUN}]" in fox_rows[1] and "| no |" in fox_rows[1]
     index = next(x for x in out["index.md"].splitlines() if x.startswith("| [midr]"))
     assert index.split(" | ")[3] == "11 / 20"
     claim = _claim(verdicts(archive_dir=store), "midr", "Table 1")
