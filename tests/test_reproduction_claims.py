@@ -267,9 +267,11 @@ def test_archive_keeps_the_per_fold_scores_of_the_experiments_metrics(tmp_path):
     results = repo / "results" / "midr"
     results.mkdir(parents=True)
     shutil.copy(ARCHIVE_DIR / "midr" / f"{MIDR_RUN}.csv", results / "reproduction.csv")
-    rows = pd.DataFrame(dict(dataset="musk1", method="midr + milr", repeat=[0, 0, 1],
-                             fold=[0, 1, 0], auroc=[.9, .8, .85], accuracy=[.8, .7, .75],
-                             fit_seconds=1.0, train_ratio=np.nan))
+    rows = pd.DataFrame({"dataset": "musk1", "method": "midr + milr", "repeat": [0, 0, 1],
+                         "fold": [0, 1, 0], "auroc": [.9, .8, .85], "accuracy": [.8, .7, .75],
+                         "fit_seconds": 1.0, "train_ratio": np.nan,
+                         "diag.select.converged": [1, 0, 1], "diag.select.n_iter": [40, 1000, 60],
+                         "diag.select.orthonormality_loss": .2, "diag.classify.converged": 1})
     rows.to_parquet(results / "scores.parquet", index=False)
     store = repo / "resources" / "reproductions"
     archive(results, repo / "config" / "paper" / "midr.yaml", store, date="2026-12-01",
@@ -277,10 +279,20 @@ def test_archive_keeps_the_per_fold_scores_of_the_experiments_metrics(tmp_path):
     kept = store / "midr" / "midr" / "scores.csv.gz"
     first = kept.read_bytes()
     back = pd.read_csv(kept)
-    assert list(back.columns) == ["dataset", "method", "repeat", "fold", "auroc", "accuracy"]
+    assert list(back.columns) == ["dataset", "method", "repeat", "fold", "auroc", "accuracy",
+                                  "diag.classify.converged", "diag.select.converged",
+                                  "diag.select.n_iter"]
     assert back.auroc.tolist() == [.9, .8, .85]
     run = next(r for r in load_archive("midr", store) if r.name == "midr")
     assert run.meta["scores"] == "scores.csv.gz" and run.scores().equals(back)
+    whole = tmp_path / "archive"                    # the page, beside every archived run
+    shutil.copytree(ARCHIVE_DIR, whole)
+    shutil.copytree(store / "midr" / "midr", whole / "midr" / "midr")
+    for suffix in (".csv", ".yaml"):
+        shutil.copy(store / "midr" / f"midr{suffix}", whole / "midr")
+    section = pages(archive_dir=whole)["midr.md"].split("### midr\n")[1]
+    assert ("- fits not converged (one a fold): classify 0 of 3; select 1 of 3 "
+            "(iterations: median 60, max 1000)") in section
     archive(results, repo / "config" / "paper" / "midr.yaml", store, date="2026-12-01",
             repo=repo)
     assert kept.read_bytes() == first                  # no time stamp in the gzip header

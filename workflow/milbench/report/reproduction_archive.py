@@ -8,9 +8,9 @@ An entry ``<run>`` (the experiment's name) is ``<run>.csv``, the
 experiments, FULL or REDUCED (and what was cut), data sets, CPU seconds of the run's jobs,
 date, the command that regenerates it, the figures kept beside it (``<run>/<name>.png``), its
 per-fold scores (``<run>/scores.csv.gz``: the paired tests of the claims and the spreads over
-repeats need them; each fit's CPU seconds beside them), its significance tables
-(``<run>/stats/``: the statistics a paper's claims are judged on) and a remark naming the
-data sets the run's summary marks synthetic.  A benchmark's run has no targets (its
+repeats need them; each fit's CPU seconds and its steps' convergence beside them), its
+significance tables (``<run>/stats/``: the statistics a paper's claims are judged on) and a
+remark naming the data sets the run's summary marks synthetic.  A benchmark's run has no targets (its
 reproduction.csv is the rule's one "no paper targets" row), so its entry also keeps the run's
 ``summary.csv`` and its critical-difference figures (``figures/cd_*.png``).
 :func:`archive` adds one: ``python -m milbench.report.reproduction archive results/<experiment>
@@ -60,7 +60,8 @@ from milbench.report.targets import (
     yaml_lines,
 )
 
-__all__ = ["archive", "load_archive", "ArchiveError", "Run", "ARCHIVE_DIR", "REPO"]
+__all__ = ["archive", "load_archive", "ArchiveError", "Run", "ARCHIVE_DIR", "REPO",
+           "CONVERGENCE"]
 
 REPO = Path(__file__).resolve().parents[3]
 ARCHIVE_DIR = REPO / "resources" / "reproductions"
@@ -71,6 +72,8 @@ SCORES = "scores.csv.gz"
 #: a benchmark run's summary and significance tables, in its folder
 SUMMARY, STATS = "summary.csv", "stats"
 SCORE_KEYS = ("dataset", "method", "repeat", "fold", "seed", "train_ratio")
+#: a step's convergence diagnostics in the scores (``diag.select.converged``, ``diag.classify.n_iter``)
+CONVERGENCE = re.compile(r"diag\.(\w+)\.(converged|n_iter)")
 
 
 class ArchiveError(ValueError):
@@ -394,12 +397,15 @@ def synthetic_datasets(results_dir):
 def per_fold_scores(results_dir, metrics):
     """The per-fold rows of a run's ``scores.parquet`` the claims' paired tests and the spreads
     over repeats need: dataset, method, repeat, fold (seed and train_ratio where present) and
-    the ``metrics`` it has, and each fit's CPU seconds; None without the file."""
+    the ``metrics`` it has, each fit's CPU seconds and each step's convergence diagnostics
+    (:data:`CONVERGENCE`: whether the final fit converged, its iterations); None without the
+    file."""
     path = Path(results_dir) / "scores.parquet"
     if not path.is_file():
         return None
     names = pq.read_schema(path).names
     keep = [c for c in (*SCORE_KEYS, *metrics, "fit_cpu_seconds") if c in names]
+    keep += sorted(c for c in names if CONVERGENCE.fullmatch(c))
     table = pd.read_parquet(path, columns=keep)
     return table.dropna(axis=1, how="all")
 

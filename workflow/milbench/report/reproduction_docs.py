@@ -23,7 +23,13 @@ import math
 import re
 from pathlib import Path
 
-from milbench.report.reproduction_archive import ARCHIVE_DIR, REPO, ArchiveError, load_archive
+from milbench.report.reproduction_archive import (
+    ARCHIVE_DIR,
+    CONVERGENCE,
+    REPO,
+    ArchiveError,
+    load_archive,
+)
 from milbench.report.reproduction_claims import fold_scores, judge, load_claims
 from milbench.report.reproduction_parts import kept_parts
 from milbench.report.targets import (
@@ -76,6 +82,25 @@ def _wall(meta):
     hours = meta["wall_seconds"] / 3600
     text = f"{hours:.2f} h" if hours >= 1 else f"{meta['wall_seconds'] / 60:.1f} min"
     return [("wall", text + (f" ({meta['wall_note']})" if meta.get("wall_note") else ""))]
+
+
+def _convergence(run):
+    """The fact of a run whose archived scores keep its steps' convergence (:data:`CONVERGENCE`):
+    per step, how many of its fits (one a fold) ended before their stopping rule held, and the
+    iterations they took."""
+    scores = run.scores()
+    if scores is None:
+        return []
+    parts = []
+    for col in sorted(c for c in scores if c.endswith(".converged") and CONVERGENCE.fullmatch(c)):
+        step = CONVERGENCE.fullmatch(col).group(1)
+        flags = scores[col].dropna()
+        text = f"{step} {int((flags == 0).sum())} of {len(flags)}"
+        iters = scores.get(f"diag.{step}.n_iter")
+        if iters is not None and iters.notna().any():
+            text += f" (iterations: median {iters.median():.0f}, max {iters.max():.0f})"
+        parts.append(text)
+    return [("fits not converged (one a fold)", "; ".join(parts))] if parts else []
 
 
 def _cpu(seconds):
@@ -220,7 +245,8 @@ def _run_section(run):
              ("config", _code(m["config"])),
              ("experiments", ", ".join(m["experiments"]) or _DASH),
              ("data sets", ", ".join(m["datasets"]) or _DASH),
-             ("CPU", _cpu(m["cpu_seconds"])), *_wall(m), ("date", m["date"] or "not recorded")]
+             ("CPU", _cpu(m["cpu_seconds"])), *_wall(m), *_convergence(run),
+             ("date", m["date"] or "not recorded")]
     if not run.legacy:                        # a legacy provenance names the command
         facts.append(("regenerate", _code(m["command"])))
     facts.append(("provenance", m["provenance"]))
