@@ -19,7 +19,7 @@ import yaml
 from conftest import copy_workflow, tiny_config
 from milbench.experiment.finished_cells import FinishedCells, attempt_key, cells_folder
 from milbench.report.reproduction_docs import pages
-from milbench.report.reproduction_archive import job_span, run_wall
+from milbench.report.reproduction_archive import add_span, job_span, run_wall
 from milbench.report.reproduction_parts import file_digest
 
 EXP = "midr-parts"          # a name the midr targets claim (parts live under a paper)
@@ -192,3 +192,26 @@ def test_a_runs_wall_spans_its_jobs_and_adds_the_sessions_its_parts_recorded(tmp
     wall, note = run_wall(tmp_path, {"files": restored})     # a part kept without its span
     assert wall == 400.0 and "lower bound" in note
     assert run_wall(tmp_path / "none", None) == (None, None)
+
+
+def test_a_later_session_in_the_same_results_adds_its_own_span(tmp_path):
+    """A results folder that ran an earlier part keeps that part's job files: the jobs that
+    ended within a recorded span are left out, so the idle hours between two sessions are not
+    counted; a second keep in one session extends that session's span."""
+    def job(rel, end, wall):
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"s\tcpu_time\n{wall}\t{wall}\n")
+        os.utime(path, (end, end))
+
+    job("folds/a.tsv", 1000.0, 100.0)             # the first session: 900-1000
+    first = job_span(tmp_path)
+    assert first[1] == 100.0
+    job("runs/a/none/x.tsv", 20000.0, 500.0)      # the next session: 19500-20000
+    assert job_span(tmp_path)[1] == 19100.0       # without the record: the idle hours too
+    walls = {first[0]: first[1]}
+    assert run_wall(tmp_path, {"walls": walls, "files": {}}) == (600.0, None)
+    walls = add_span(walls, job_span(tmp_path, walls=walls))
+    job("runs/a/none/y.tsv", 20300.0, 400.0)      # ran 19900-20300, kept again
+    walls = add_span(walls, job_span(tmp_path, walls=walls))
+    assert sorted(walls.values()) == [100.0, 800.0]

@@ -327,15 +327,21 @@ def cpu_seconds(folder, runs=None):
     return round(total, 1) if seen else None
 
 
-def job_span(folder, exclude=()):
+def job_span(folder, exclude=(), walls=None):
     """(start, seconds): the span of the jobs whose Snakemake benchmark files lie under
     ``folder``, from the earliest start (a file's modification time, when its job ended, less
     its wall ``s``) to the latest end, leaving out the files at the paths ``exclude``
     (relative to ``folder``: the benchmarks of method files restored from kept parts, whose
-    times are those of the copy).  None when there are none."""
+    times are those of the copy) and the jobs that ended within a span ``walls`` already
+    records ({start: seconds} of the parts kept before: a results folder that ran an earlier
+    part keeps its jobs' files).  None when there are none."""
+    recorded = [(dt.datetime.fromisoformat(k).timestamp(), v) for k, v in (walls or {}).items()]
     starts, ends = [], []
     for path in sorted(folder.rglob("*.tsv")) if folder.is_dir() else ():
         if path.relative_to(folder) in exclude:
+            continue
+        end = path.stat().st_mtime
+        if any(a <= end <= a + w + 1 for a, w in recorded):
             continue
         try:
             table = pd.read_csv(path, sep="\t")
@@ -344,13 +350,30 @@ def job_span(folder, exclude=()):
         wall = pd.to_numeric(table.get("s", pd.Series(dtype=float)), errors="coerce").dropna()
         if wall.empty:
             continue
-        end = path.stat().st_mtime
         starts.append(end - float(wall.sum()))
         ends.append(end)
     if not ends:
         return None
     start = dt.datetime.fromtimestamp(min(starts), dt.timezone.utc)
     return start.isoformat(timespec="seconds"), round(max(ends) - min(starts), 1)
+
+
+def add_span(walls, span):
+    """``walls`` ({start: seconds} of a run's sessions) with the span ``span`` of the jobs that
+    ended since (:func:`job_span`); a span overlapping the latest one (a second keep in one
+    session) extends it, so no stretch is counted twice."""
+    walls = dict(walls)
+    if span is None:
+        return walls
+    start, seconds = span
+    last = max(walls, key=dt.datetime.fromisoformat, default=None)
+    if last is not None and dt.datetime.fromisoformat(start).timestamp() <= \
+            dt.datetime.fromisoformat(last).timestamp() + walls[last]:
+        end = dt.datetime.fromisoformat(start).timestamp() + seconds
+        walls[last] = round(end - dt.datetime.fromisoformat(last).timestamp(), 1)
+    else:
+        walls[start] = seconds
+    return walls
 
 
 def run_wall(bench, listing):
@@ -360,8 +383,7 @@ def run_wall(bench, listing):
     The note says when the figure is a lower bound: a part kept without its span."""
     walls = dict((listing or {}).get("walls") or {})
     restored = {(Path(rel)).with_suffix(".tsv") for rel in (listing or {}).get("files", {})}
-    if (span := job_span(bench, restored)) is not None:
-        walls[span[0]] = span[1]
+    walls = add_span(walls, job_span(bench, restored, walls))
     note = None
     if listing and not listing.get("walls"):
         note = ("a lower bound: the wall of the part kept before parts recorded their span "

@@ -44,6 +44,7 @@ from milbench.registry import add_code_dirs
 from milbench.report.reproduction_archive import (
     ARCHIVE_DIR,
     ArchiveError,
+    add_span,
     cpu_seconds,
     file_attrs,
     job_span,
@@ -136,8 +137,8 @@ def keep(results_dir, config, archive_dir=ARCHIVE_DIR, drop=False):
                 shutil.rmtree(cells_folder(folder / "cells" / rel), ignore_errors=True)
     if kept or kept_cells:
         walls = dict(listing.get("walls") or {})
-        if (span := job_span(bench, {Path(r).with_suffix(".tsv") for r in listing.get("files", {})})):
-            walls[span[0]] = span[1]        # this session's span, by its start: kept once
+        restored = {Path(r).with_suffix(".tsv") for r in listing.get("files", {})}
+        walls = add_span(walls, job_span(bench, restored, walls))     # this session's span
         listing = {"experiment": experiment, "config": str(config),
                    "date": str(dt.date.today()), "method_files": len(expected),
                    "cpu_seconds": cpu_seconds(folder / "benchmarks", folder / "runs"),
