@@ -10,9 +10,9 @@ date, the command that regenerates it, the figures kept beside it (``<run>/<name
 per-fold scores (``<run>/scores.csv.gz``: the paired tests of the claims and the spreads over
 repeats need them; each fit's CPU seconds and its steps' convergence beside them), its
 significance tables (``<run>/stats/``: the statistics a paper's claims are judged on) and a
-remark naming the data sets the run's summary marks synthetic.  A benchmark's run has no targets (its
-reproduction.csv is the rule's one "no paper targets" row), so its entry also keeps the run's
-``summary.csv`` and its critical-difference figures (``figures/cd_*.png``).
+remark naming the data sets the run's summary marks synthetic.  A benchmark's run has no
+targets (its reproduction.csv is the rule's one "no paper targets" row), so its entry also
+keeps the run's ``summary.csv`` and its critical-difference figures (``figures/cd_*.png``).
 :func:`archive` adds one: ``python -m milbench.report.reproduction archive results/<experiment>
 --config <file>``; :func:`load_archive` reads a paper's entries back, checked.
 
@@ -72,7 +72,8 @@ SCORES = "scores.csv.gz"
 #: a benchmark run's summary and significance tables, in its folder
 SUMMARY, STATS = "summary.csv", "stats"
 SCORE_KEYS = ("dataset", "method", "repeat", "fold", "seed", "train_ratio")
-#: a step's convergence diagnostics in the scores (``diag.select.converged``, ``diag.classify.n_iter``)
+#: a step's convergence diagnostics in the scores (``diag.select.converged``,
+#: ``diag.classify.n_iter``)
 CONVERGENCE = re.compile(r"diag\.(\w+)\.(converged|n_iter)")
 
 
