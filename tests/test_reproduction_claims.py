@@ -24,11 +24,9 @@ from milbench.report.reproduction_docs import (
 from milbench.report.stats import friedman
 from milbench.report.targets import TARGETS_DIR
 
-from conftest import REPO
+from conftest import MIDR_RUN, REPO
 
 PAPERS = ("cvfs", "hydr", "midr", "milsd", "miordm")
-#: the archived FULL run of MIDR's Table 1 these tests read (the earlier configuration)
-MIDR_RUN = "midr-capped"
 
 
 @pytest.fixture(scope="module")

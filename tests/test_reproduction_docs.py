@@ -21,7 +21,7 @@ from milbench.report.reproduction_compare import compare
 from milbench.report.reproduction_docs import COMMAND, DOCS_DIR, pages
 from milbench.report.targets import TARGETS_DIR, TargetError, load_gaps
 
-from conftest import REPO
+from conftest import MIDR_RUN, REPO
 
 PAPERS = ("cvfs", "hydr", "midr", "milsd", "miordm")
 LEGACY = re.compile(r"legacy: measured in earlier runs, outputs not archived; rerun `(.+)` "
@@ -57,7 +57,7 @@ def test_index_counts_each_paper(generated):
         met, judged = (int(v) for v in line.split(" | ")[3].split(" / "))
         assert 0 <= met <= judged
     midr = next(x for x in index.splitlines() if x.startswith("| [midr]"))
-    # the FULL run `midr-capped` answers all 35 targets (Table 1's 20 and Table 2's 15), so its rows
+    # the FULL run MIDR_RUN answers all 35 targets (Table 1's 20 and Table 2's 15), so its rows
     # rank above the legacy runs' 15 ORI, PCA and MIDR rows; 10 of Table 1's 20 are within .03
     assert midr.split(" | ")[2:8] == ["not supported", "10 / 20", "35", "0", "0", "0"]
 
@@ -66,12 +66,12 @@ def test_midr_gap_note_quotes_the_full_run():
     """The gap note on Table 1's MIDR rows (resources/targets/midr.yaml) quotes the archived
     FULL run: each "<data set> ±.ddd" is our MIDR minus our ORI at 30 % there, and the paper's
     MIDR - ORI range beside it is the targets'."""
-    table = pd.read_csv(REPO / "resources" / "reproductions" / "midr" / "midr-capped.csv")
+    table = pd.read_csv(REPO / "resources" / "reproductions" / "midr" / f"{MIDR_RUN}.csv")
     t1 = table[(table.source == "Table 1") & (table.metric == "auroc")]
     ours = t1.pivot(index="dataset", columns="paper_method", values="ours")
     paper = t1.pivot(index="dataset", columns="paper_method", values="paper_value")
     note = next(g for g in yaml.safe_load((TARGETS_DIR / "midr.yaml").read_text())["gaps"]
-                if g.get("runs") == ["midr-capped"])["text"]
+                if g.get("runs") == [MIDR_RUN])["text"]
     quoted = dict(re.findall(r"(musk1|musk2|elephant|fox|tiger) ([+-]\.\d{3})", note))
     assert sorted(quoted) == sorted(ours.index)
     for ds, diff in quoted.items():

@@ -336,7 +336,7 @@ def job_span(folder, exclude=(), walls=None):
     times are those of the copy) and the jobs that ended within a span ``walls`` already
     records ({start: seconds} of the parts kept before: a results folder that ran an earlier
     part keeps its jobs' files).  None when there are none."""
-    recorded = [(dt.datetime.fromisoformat(k).timestamp(), v) for k, v in (walls or {}).items()]
+    recorded = [(_stamp(k), v) for k, v in (walls or {}).items()]
     starts, ends = [], []
     for path in sorted(folder.rglob("*.tsv")) if folder.is_dir() else ():
         if path.relative_to(folder) in exclude:
@@ -359,6 +359,11 @@ def job_span(folder, exclude=(), walls=None):
     return start.isoformat(timespec="seconds"), round(max(ends) - min(starts), 1)
 
 
+def _stamp(iso):
+    """POSIX seconds of a span's ISO start."""
+    return dt.datetime.fromisoformat(iso).timestamp()
+
+
 def add_span(walls, span):
     """``walls`` ({start: seconds} of a run's sessions) with the span ``span`` of the jobs that
     ended since (:func:`job_span`); a span overlapping the latest one (a second keep in one
@@ -367,24 +372,28 @@ def add_span(walls, span):
     if span is None:
         return walls
     start, seconds = span
-    last = max(walls, key=dt.datetime.fromisoformat, default=None)
-    if last is not None and dt.datetime.fromisoformat(start).timestamp() <= \
-            dt.datetime.fromisoformat(last).timestamp() + walls[last]:
-        end = dt.datetime.fromisoformat(start).timestamp() + seconds
-        walls[last] = round(end - dt.datetime.fromisoformat(last).timestamp(), 1)
+    last = max(walls, key=_stamp, default=None)
+    if last is not None and _stamp(start) <= _stamp(last) + walls[last]:
+        walls[last] = round(_stamp(start) + seconds - _stamp(last), 1)
     else:
         walls[start] = seconds
     return walls
 
 
-def run_wall(bench, listing):
-    """(wall seconds, note or None) of a run: the span of its jobs under ``bench``
-    (:func:`job_span`, the files restored from parts left out) plus the span each earlier
-    session recorded when it kept its part (``listing``: the parts' ``parts.yaml``, or None).
-    The note says when the figure is a lower bound: a part kept without its span."""
+def session_walls(bench, listing):
+    """{start: seconds} of each session of a run: those its kept parts recorded (``listing``:
+    the parts' ``parts.yaml``, or None) and this session's, the span of its jobs under
+    ``bench`` (:func:`job_span`, the files restored from parts left out)."""
     walls = dict((listing or {}).get("walls") or {})
-    restored = {(Path(rel)).with_suffix(".tsv") for rel in (listing or {}).get("files", {})}
-    walls = add_span(walls, job_span(bench, restored, walls))
+    restored = {Path(rel).with_suffix(".tsv") for rel in (listing or {}).get("files", {})}
+    return add_span(walls, job_span(bench, restored, walls))
+
+
+def run_wall(bench, listing):
+    """(wall seconds, note or None) of a run: its sessions' spans summed
+    (:func:`session_walls`).  The note says when the figure is a lower bound: a part kept
+    without its span."""
+    walls = session_walls(bench, listing)
     note = None
     if listing and not listing.get("walls"):
         note = ("a lower bound: the wall of the part kept before parts recorded their span "

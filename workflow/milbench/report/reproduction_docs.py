@@ -92,9 +92,11 @@ def _convergence(run):
     if scores is None:
         return []
     parts = []
-    for col in sorted(c for c in scores if c.endswith(".converged") and CONVERGENCE.fullmatch(c)):
-        step = CONVERGENCE.fullmatch(col).group(1)
-        flags = scores[col].dropna()
+    for match in filter(None, map(CONVERGENCE.fullmatch, sorted(scores))):
+        step, what = match.groups()
+        if what != "converged":
+            continue
+        flags = scores[match.string].dropna()
         text = f"{step} {int((flags == 0).sum())} of {len(flags)}"
         iters = scores.get(f"diag.{step}.n_iter")
         if iters is not None and iters.notna().any():

@@ -44,10 +44,9 @@ from milbench.registry import add_code_dirs
 from milbench.report.reproduction_archive import (
     ARCHIVE_DIR,
     ArchiveError,
-    add_span,
     cpu_seconds,
     file_attrs,
-    job_span,
+    session_walls,
 )
 from milbench.report.targets import archive_key
 
@@ -136,9 +135,7 @@ def keep(results_dir, config, archive_dir=ARCHIVE_DIR, drop=False):
             if cells.pop(rel, None):        # the job finished: its kept cells are in the file
                 shutil.rmtree(cells_folder(folder / "cells" / rel), ignore_errors=True)
     if kept or kept_cells:
-        walls = dict(listing.get("walls") or {})
-        restored = {Path(r).with_suffix(".tsv") for r in listing.get("files", {})}
-        walls = add_span(walls, job_span(bench, restored, walls))     # this session's span
+        walls = session_walls(bench, listing)
         listing = {"experiment": experiment, "config": str(config),
                    "date": str(dt.date.today()), "method_files": len(expected),
                    "cpu_seconds": cpu_seconds(folder / "benchmarks", folder / "runs"),
