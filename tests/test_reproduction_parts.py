@@ -215,3 +215,6 @@ def test_a_later_session_in_the_same_results_adds_its_own_span(tmp_path):
     job("runs/a/none/y.tsv", 20300.0, 400.0)      # ran 19900-20300, kept again
     walls = add_span(walls, job_span(tmp_path, walls=walls))
     assert sorted(walls.values()) == [100.0, 800.0]
+    # a job stopped mid-run writes no benchmark file: its last journalled cell ends the span
+    assert job_span(tmp_path, walls={first[0]: first[1]}, cell_ends=[20600.0])[1] == 1100.0
+    assert job_span(tmp_path, walls={first[0]: first[1]}, cell_ends=[950.0])[1] == 800.0

@@ -328,14 +328,16 @@ def cpu_seconds(folder, runs=None):
     return round(total, 1) if seen else None
 
 
-def job_span(folder, exclude=(), walls=None):
+def job_span(folder, exclude=(), walls=None, cell_ends=()):
     """(start, seconds): the span of the jobs whose Snakemake benchmark files lie under
     ``folder``, from the earliest start (a file's modification time, when its job ended, less
     its wall ``s``) to the latest end, leaving out the files at the paths ``exclude``
     (relative to ``folder``: the benchmarks of method files restored from kept parts, whose
     times are those of the copy) and the jobs that ended within a span ``walls`` already
     records ({start: seconds} of the parts kept before: a results folder that ran an earlier
-    part keeps its jobs' files).  None when there are none."""
+    part keeps its jobs' files).  ``cell_ends``: the times of the last journalled cells of
+    the run's unfinished jobs, which extend the span's end (a job stopped mid-run writes no
+    benchmark file).  None when no finished job gives a start."""
     recorded = [(_stamp(k), v) for k, v in (walls or {}).items()]
     starts, ends = [], []
     for path in sorted(folder.rglob("*.tsv")) if folder.is_dir() else ():
@@ -353,8 +355,9 @@ def job_span(folder, exclude=(), walls=None):
             continue
         starts.append(end - float(wall.sum()))
         ends.append(end)
-    if not ends:
+    if not starts:
         return None
+    ends += [t for t in cell_ends if not any(a <= t <= a + w + 1 for a, w in recorded)]
     start = dt.datetime.fromtimestamp(min(starts), dt.timezone.utc)
     return start.isoformat(timespec="seconds"), round(max(ends) - min(starts), 1)
 
@@ -380,13 +383,14 @@ def add_span(walls, span):
     return walls
 
 
-def session_walls(bench, listing):
+def session_walls(bench, listing, cell_ends=()):
     """{start: seconds} of each session of a run: those its kept parts recorded (``listing``:
     the parts' ``parts.yaml``, or None) and this session's, the span of its jobs under
-    ``bench`` (:func:`job_span`, the files restored from parts left out)."""
+    ``bench`` (:func:`job_span`, the files restored from parts left out; ``cell_ends``: the
+    last journalled cells of its unfinished jobs)."""
     walls = dict((listing or {}).get("walls") or {})
     restored = {Path(rel).with_suffix(".tsv") for rel in (listing or {}).get("files", {})}
-    return add_span(walls, job_span(bench, restored, walls))
+    return add_span(walls, job_span(bench, restored, walls, cell_ends))
 
 
 def run_wall(bench, listing):

@@ -135,7 +135,9 @@ def keep(results_dir, config, archive_dir=ARCHIVE_DIR, drop=False):
             if cells.pop(rel, None):        # the job finished: its kept cells are in the file
                 shutil.rmtree(cells_folder(folder / "cells" / rel), ignore_errors=True)
     if kept or kept_cells:
-        walls = session_walls(bench, listing)
+        journals = [j for rel in kept_cells
+                    for j in cells_folder(results_dir / rel).rglob("*.journal")]
+        walls = session_walls(bench, listing, [j.stat().st_mtime for j in journals])
         listing = {"experiment": experiment, "config": str(config),
                    "date": str(dt.date.today()), "method_files": len(expected),
                    "cpu_seconds": cpu_seconds(folder / "benchmarks", folder / "runs"),
