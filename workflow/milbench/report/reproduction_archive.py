@@ -339,12 +339,16 @@ def job_span(folder, exclude=(), walls=None, cell_ends=()):
     the run's unfinished jobs, which extend the span's end (a job stopped mid-run writes no
     benchmark file).  None when no finished job gives a start."""
     recorded = [(_stamp(k), v) for k, v in (walls or {}).items()]
+
+    def kept_before(end):           # ended within a span a part recorded
+        return any(a <= end <= a + w + 1 for a, w in recorded)
+
     starts, ends = [], []
     for path in sorted(folder.rglob("*.tsv")) if folder.is_dir() else ():
         if path.relative_to(folder) in exclude:
             continue
         end = path.stat().st_mtime
-        if any(a <= end <= a + w + 1 for a, w in recorded):
+        if kept_before(end):
             continue
         try:
             table = pd.read_csv(path, sep="\t")
@@ -357,7 +361,7 @@ def job_span(folder, exclude=(), walls=None, cell_ends=()):
         ends.append(end)
     if not starts:
         return None
-    ends += [t for t in cell_ends if not any(a <= t <= a + w + 1 for a, w in recorded)]
+    ends += [t for t in cell_ends if not kept_before(t)]
     start = dt.datetime.fromtimestamp(min(starts), dt.timezone.utc)
     return start.isoformat(timespec="seconds"), round(max(ends) - min(starts), 1)
 
