@@ -70,6 +70,33 @@ def test_singleton_bags_reduce_to_svc(Cls, kernel, kw, precompute):
                                ref.decision_function(Xt), atol=1e-6)
 
 
+@pytest.mark.parametrize("Cls", CLASSES)
+def test_ipm_solver_on_singleton_bags_is_the_linear_svc(Cls):
+    """solver='ipm' solves libsvm's problem (bias unregularised) to 1e-10: with singleton bags
+    both reduce to one linear SVM, and libsvm at a tight tolerance meets it."""
+    X, y = singleton_data()
+    bags = [x[None, :] for x in X]
+    m = Cls(kernel="linear", C=2.0, solver="ipm").fit(bags, y)
+    ref = SVC(kernel="linear", C=2.0, tol=1e-10).fit(X, y)
+    Xt, _ = singleton_data(seed=5)
+    np.testing.assert_allclose(m.decision_function([x[None] for x in Xt]),
+                               ref.decision_function(Xt), atol=1e-5)
+    assert m.diagnostics_["n_support"] == len(ref.support_)
+
+
+@pytest.mark.parametrize("Cls", CLASSES)
+def test_ipm_and_libsvm_agree_on_bags(Cls):
+    """Where the linear model fits the bags, the two solvers take the same path (labels /
+    witnesses, number of SVM fits) to the same model, libsvm at a tight tolerance."""
+    bags, y = small_bags(n=40)
+    for C in (0.1, 10.0):
+        a = Cls(kernel="linear", C=C, tol=1e-8).fit(bags, y)
+        b = Cls(kernel="linear", C=C, solver="ipm").fit(bags, y)
+        np.testing.assert_allclose(b.decision_function(bags), a.decision_function(bags),
+                                   atol=1e-4)
+        assert b.diagnostics_["n_iter"] == a.diagnostics_["n_iter"]
+
+
 def sparse_bags(n_bags=40, d=200, seed=3):
     """Bags of ~2 %-dense instances (TF-IDF-like); positive bags share a few features."""
     rng = np.random.default_rng(seed)
@@ -205,7 +232,11 @@ def test_max_iter_respected(Cls):
                                      ({"C": -1.0}, "'C' parameter"),
                                      ({"gamma": "scale"}, "gamma"),
                                      ({"max_iter": 0}, "max_iter"),
-                                     ({"precompute": "yes"}, "precompute")])
+                                     ({"precompute": "yes"}, "precompute"),
+                                     ({"solver": "smo"}, "solver"),
+                                     ({"solver": "ipm"}, "linear SVM only"),
+                                     ({"solver": "ipm", "kernel": "linear", "precompute": True},
+                                      "precompute=True needs")])
 def test_clear_errors(Cls, bad, msg):
     bags, y = small_bags()
     with pytest.raises(ValueError, match=msg):

@@ -41,6 +41,14 @@ Departures / choices (stated, not hidden):
   libsvm's own kernel evaluations on the native path) run over the non-zeros only — the same
   numbers up to summation order (what it saves on WebKB: docs/performance.md).  On dense data
   (musk2, RBF) precomputing above 3000 instances does not always pay, hence two caps.
+* ``solver``: "libsvm" (default, scikit-learn's SVC: SMO to a KKT tolerance ``tol``) or "ipm"
+  (linear kernel only: the same primal / dual, the bias unregularised as libsvm keeps it, solved
+  by a primal-dual interior point method to 1e-10, :mod:`milbench.classifiers._linear_svm`).
+  On many instances with few features at a large C, SMO can run to libsvm's cap of 10⁷ pair
+  updates (protein, 17k instances × 8 features, C = 32: minutes a fit) where the interior point
+  method takes a few dozen O(n d²) iterations; its objective is the optimum's, never above
+  libsvm's.  Being exact where libsvm stops at its tolerance, it can impute different labels on
+  a near-tie, so the two are separate settings, not a speed-up of one model.
 * Ties in argmax go to the first instance of the bag (deterministic).
 
 Instance outputs: ``decision_instances(X)`` (f for every instance, stacked in bag order) and
@@ -67,10 +75,12 @@ from milbench.base import (
 )
 from milbench.classifiers._blocks import memory_limit_error
 from milbench.classifiers._kernels import SPARSE_PRODUCT_FACTOR, as_sparse_if_sparse
+from milbench.classifiers._linear_svm import LinearSVMIPM
 from milbench.classifiers._svm import C_SCALINGS, scaled_C
 from milbench.utils.cache import memory_limit
 
 KERNELS = ("linear", "rbf", "poly")
+SOLVERS = ("libsvm", "ipm")
 PRECOMPUTE_MAX_DENSE = 3000      # training instances up to which "auto" precomputes the kernel
 PRECOMPUTE_MAX_SPARSE = 8000     # ... when the pool is sparse (CSR): a 512 MB float64 matrix
 
@@ -79,10 +89,11 @@ class _InstanceSVM:
     """SVC on a subset of a fixed pool of training rows, native or precomputed kernel; a sparse
     pool is held as CSR (:func:`~milbench.classifiers._kernels.as_sparse_if_sparse`)."""
 
-    def __init__(self, X, kernel, gamma, degree, coef0, tol, precompute, cache_size):
+    def __init__(self, X, kernel, gamma, degree, coef0, tol, precompute, cache_size,
+                 solver="libsvm"):
         self.X = X
         self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, coef0
-        self.tol, self.cache_size = tol, cache_size
+        self.tol, self.cache_size, self.solver = tol, cache_size, solver
         self.precompute = precompute
         self.K = self.kfun(X, X) if precompute else None
         self.n_fits = 0
@@ -113,8 +124,9 @@ class _InstanceSVM:
             if extra is not None:
                 Xt = sp.vstack([Xt, extra], format="csr") if sp.issparse(Xt) \
                     else np.vstack([Xt, extra])
-            self.svc = SVC(kernel=self.kernel, gamma=self.gamma, degree=self.degree,
-                           coef0=self.coef0, C=C, tol=self.tol, cache_size=self.cache_size)
+            self.svc = LinearSVMIPM(C=C) if self.solver == "ipm" else \
+                SVC(kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
+                    C=C, tol=self.tol, cache_size=self.cache_size)
             self.svc.fit(Xt, y)
         return self
 
@@ -167,11 +179,12 @@ class _MISVMBase(MILClassifier):
         "precompute": [*options(("auto",)), "boolean"],
         "precompute_max": [None, *COUNT_OR_ZERO],
         "cache_size": POSITIVE,
+        "solver": options(SOLVERS),
     }
 
     def __init__(self, kernel="linear", C=1.0, C_scaling="none", gamma=None, degree=3,
                  coef0=1.0, max_iter=50, tol=1e-3, precompute="auto", precompute_max=None,
-                 cache_size=200):
+                 cache_size=200, solver="libsvm"):
         self.kernel = kernel
         self.C = C
         self.C_scaling = C_scaling
@@ -183,6 +196,15 @@ class _MISVMBase(MILClassifier):
         self.precompute = precompute
         self.precompute_max = precompute_max
         self.cache_size = cache_size
+        self.solver = solver
+
+    def _check_parameter_rules(self):
+        if self.solver == "ipm" and self.kernel != "linear":
+            raise ValueError(f"{type(self).__name__}: solver='ipm' solves the linear SVM only; "
+                             f"got kernel={self.kernel!r} (use solver='libsvm')")
+        if self.solver == "ipm" and self.precompute is True:
+            raise ValueError(f"{type(self).__name__}: solver='ipm' works on the instances "
+                             "themselves; precompute=True needs solver='libsvm'")
 
     def _setup(self, X, off):
         X = np.asarray(X, dtype=float)
@@ -192,6 +214,7 @@ class _MISVMBase(MILClassifier):
         if cap is None:
             cap = PRECOMPUTE_MAX_SPARSE if sp.issparse(pool) else PRECOMPUTE_MAX_DENSE
         pre = len(X) <= cap if self.precompute == "auto" else bool(self.precompute)
+        pre = pre and self.solver == "libsvm"    # the interior point method works on X itself
         # peak: the n × n kernel (a CSR product and its dense copy: 2.5×) or the kernel and
         # the sub-indexed copies a fit / scoring takes of it (_PRECOMPUTE_COPIES)
         need = 8 * len(X) ** 2 * max(SPARSE_PRODUCT_FACTOR if sp.issparse(pool) else 1,
@@ -207,7 +230,7 @@ class _MISVMBase(MILClassifier):
                     "MILBENCH_MAX_MEMORY_GB")
             pre = False
         svm = _InstanceSVM(pool, self.kernel, self.gamma_, self.degree, self.coef0, self.tol, pre,
-                           self.cache_size)
+                           self.cache_size, self.solver)
         return X, off, svm
 
     def decision_instances(self, X):
@@ -228,7 +251,7 @@ class MiSVM(_MISVMBase):
     Parameters: kernel "linear" | "rbf" | "poly"; C; C_scaling "none" | "n_bags" |
     "n_instances" | "n_examples" (= n_instances here); gamma (None = 1/d), degree, coef0;
     max_iter (SVM fits); tol (SVC); precompute "auto" | True | False, precompute_max (None: by
-    the pool's sparsity, see the module docstring).
+    the pool's sparsity, see the module docstring); solver "libsvm" | "ipm" (linear kernel).
     After fit: ``diagnostics_`` {n_iter (SVM fits), converged, n_label_changes_last, n_support}.
     ``converged`` = 1 when an SVM fit left the imputed labels unchanged (Andrews et al. Fig. 1's
     stopping rule), 0 when ``max_iter`` fits ran out first (then a ConvergenceWarning).
