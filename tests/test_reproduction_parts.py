@@ -19,7 +19,7 @@ import yaml
 from conftest import copy_workflow, tiny_config
 from milbench.experiment.finished_cells import FinishedCells, attempt_key, cells_folder
 from milbench.report.reproduction_docs import pages
-from milbench.report.reproduction_archive import add_span, job_span, run_wall
+from milbench.report.reproduction_archive import IDLE_GAP, add_span, job_spans, run_wall
 from milbench.report.reproduction_parts import file_digest
 
 EXP = "midr-parts"          # a name the midr targets claim (parts live under a paper)
@@ -181,9 +181,9 @@ def test_a_runs_wall_spans_its_jobs_and_adds_the_sessions_its_parts_recorded(tmp
     job("runs/a/none/y.tsv", 1300.0, 250.0)       # ran 1050-1300
     job("runs/a/none/kept.tsv", 5000.0, 4000.0)   # restored: copied at 5000
     restored = {"runs/a/none/kept.parquet": "d"}
-    start, seconds = job_span(tmp_path, {Path("runs/a/none/kept.tsv")})
+    [(start, seconds)] = job_spans(tmp_path, {Path("runs/a/none/kept.tsv")})
     assert seconds == 400.0 and start.startswith("1970-01-01T00:15:00")
-    assert job_span(tmp_path)[1] == 4100.0 and job_span(tmp_path / "none") is None
+    assert [w for _, w in job_spans(tmp_path)] == [4100.0] and job_spans(tmp_path / "none") == []
 
     earlier = {"walls": {"1969-12-31T00:00:00+00:00": 600.0}, "files": restored}
     assert run_wall(tmp_path, earlier) == (1000.0, None)
@@ -205,16 +205,43 @@ def test_a_later_session_in_the_same_results_adds_its_own_span(tmp_path):
         os.utime(path, (end, end))
 
     job("folds/a.tsv", 1000.0, 100.0)             # the first session: 900-1000
-    first = job_span(tmp_path)
+    [first] = job_spans(tmp_path)
     assert first[1] == 100.0
     job("runs/a/none/x.tsv", 20000.0, 500.0)      # the next session: 19500-20000
-    assert job_span(tmp_path)[1] == 19100.0       # without the record: the idle hours too
     walls = {first[0]: first[1]}
     assert run_wall(tmp_path, {"walls": walls, "files": {}}) == (600.0, None)
-    walls = add_span(walls, job_span(tmp_path, walls=walls))
+    [span] = job_spans(tmp_path, walls=walls)
+    walls = add_span(walls, span)
     job("runs/a/none/y.tsv", 20300.0, 400.0)      # ran 19900-20300, kept again
-    walls = add_span(walls, job_span(tmp_path, walls=walls))
+    [span] = job_spans(tmp_path, walls=walls)
+    walls = add_span(walls, span)
     assert sorted(walls.values()) == [100.0, 800.0]
     # a job stopped mid-run writes no benchmark file: its last journalled cell ends the span
-    assert job_span(tmp_path, walls={first[0]: first[1]}, cell_ends=[20600.0])[1] == 1100.0
-    assert job_span(tmp_path, walls={first[0]: first[1]}, cell_ends=[950.0])[1] == 800.0
+    assert job_spans(tmp_path, walls=walls, cell_ends=[20600.0]) == []   # within a record
+    assert [w for _, w in job_spans(tmp_path, walls={first[0]: first[1]},
+                                    cell_ends=[20600.0])] == [1100.0]
+    assert [w for _, w in job_spans(tmp_path, walls={first[0]: first[1]},
+                                    cell_ends=[950.0])] == [800.0]
+
+
+def test_a_folder_reused_across_sittings_without_parts_counts_each_sitting(tmp_path):
+    """Jobs reused from an earlier sitting in the same results folder (their code unchanged),
+    no part kept between: each sitting is the span of its jobs, joined where the gap between
+    one job's end and the next's start is under IDLE_GAP; the idle hours between are not
+    counted (milsd-protein: LC-MF at 09:04, the rest from 11:38 on)."""
+    def job(rel, end, wall):
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"s\tcpu_time\n{wall}\t{wall}\n")
+        os.utime(path, (end, end))
+
+    job("folds/a.tsv", 1000.0, 2.0)                 # 998-1000
+    job("runs/p/none/lcmf.tsv", 1009.0, 6.6)        # 1002.4-1009
+    job("runs/p/none/milsd.tsv", 10100.0, 100.0)    # 10000-10100, hours later
+    job("runs/p/none/mi-svm.tsv", 10260.0, 162.0)   # 10098-10260, beside it
+    job("runs/p/none/MI-svm.tsv", 10260.0 + IDLE_GAP - 1, 150.0)   # after a short pause
+    spans = job_spans(tmp_path)
+    assert [w for _, w in spans] == [11.0, 10260.0 + IDLE_GAP - 1 - 10000.0]
+    assert run_wall(tmp_path, None) == (sum(w for _, w in spans), None)
+    # a journalled cell of an unfinished job extends the sitting it follows
+    assert [w for _, w in job_spans(tmp_path, cell_ends=[1500.0])] == [502.0, spans[1][1]]

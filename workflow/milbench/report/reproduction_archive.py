@@ -328,22 +328,30 @@ def cpu_seconds(folder, runs=None):
     return round(total, 1) if seen else None
 
 
-def job_span(folder, exclude=(), walls=None, cell_ends=()):
-    """(start, seconds): the span of the jobs whose Snakemake benchmark files lie under
-    ``folder``, from the earliest start (a file's modification time, when its job ended, less
-    its wall ``s``) to the latest end, leaving out the files at the paths ``exclude``
+#: seconds with no job running that end a sitting: within one, Snakemake starts the next job
+#: within seconds of the last one's end
+IDLE_GAP = 300.0
+
+
+def job_spans(folder, exclude=(), walls=None, cell_ends=()):
+    """[(start, seconds)]: the sittings of the jobs whose Snakemake benchmark files lie under
+    ``folder``.  Each job ran from its file's modification time (when it ended) less its wall
+    ``s`` to that time; the jobs' spans joined where less than :data:`IDLE_GAP` apart make a
+    sitting, so the idle hours between two sittings in one results folder (a job reused from
+    an earlier one, unchanged) are not counted.  Left out: the files at the paths ``exclude``
     (relative to ``folder``: the benchmarks of method files restored from kept parts, whose
     times are those of the copy) and the jobs that ended within a span ``walls`` already
     records ({start: seconds} of the parts kept before: a results folder that ran an earlier
     part keeps its jobs' files).  ``cell_ends``: the times of the last journalled cells of
-    the run's unfinished jobs, which extend the span's end (a job stopped mid-run writes no
-    benchmark file).  None when no finished job gives a start."""
+    the run's unfinished jobs, which extend the sitting they fall in, or follow, to them (a
+    job stopped mid-run writes no benchmark file).  Empty when no finished job gives a
+    start."""
     recorded = [(_stamp(k), v) for k, v in (walls or {}).items()]
 
     def kept_before(end):           # ended within a span a part recorded
         return any(a <= end <= a + w + 1 for a, w in recorded)
 
-    starts, ends = [], []
+    spans = []
     for path in sorted(folder.rglob("*.tsv")) if folder.is_dir() else ():
         if path.relative_to(folder) in exclude:
             continue
@@ -357,13 +365,25 @@ def job_span(folder, exclude=(), walls=None, cell_ends=()):
         wall = pd.to_numeric(table.get("s", pd.Series(dtype=float)), errors="coerce").dropna()
         if wall.empty:
             continue
-        starts.append(end - float(wall.sum()))
-        ends.append(end)
-    if not starts:
-        return None
-    ends += [t for t in cell_ends if not kept_before(t)]
-    start = dt.datetime.fromtimestamp(min(starts), dt.timezone.utc)
-    return start.isoformat(timespec="seconds"), round(max(ends) - min(starts), 1)
+        spans.append([end - float(wall.sum()), end])
+    sittings = _joined(spans)
+    for t in cell_ends:
+        before = [x for x in sittings if x[0] <= t]
+        if before and not kept_before(t):
+            before[-1][1] = max(before[-1][1], t)
+    return [(dt.datetime.fromtimestamp(a, dt.timezone.utc).isoformat(timespec="seconds"),
+             round(b - a, 1)) for a, b in _joined(sittings)]
+
+
+def _joined(spans):
+    """[start, end] spans, sorted, those less than :data:`IDLE_GAP` apart joined."""
+    out = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1] + IDLE_GAP:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
 
 
 def _stamp(iso):
@@ -373,7 +393,7 @@ def _stamp(iso):
 
 def add_span(walls, span):
     """``walls`` ({start: seconds} of a run's sessions) with the span ``span`` of the jobs that
-    ended since (:func:`job_span`); a span overlapping the latest one (a second keep in one
+    ended since (one of :func:`job_spans`); a span overlapping the latest one (a second keep in one
     session) extends it, so no stretch is counted twice."""
     walls = dict(walls)
     if span is None:
@@ -389,12 +409,14 @@ def add_span(walls, span):
 
 def session_walls(bench, listing, cell_ends=()):
     """{start: seconds} of each session of a run: those its kept parts recorded (``listing``:
-    the parts' ``parts.yaml``, or None) and this session's, the span of its jobs under
-    ``bench`` (:func:`job_span`, the files restored from parts left out; ``cell_ends``: the
+    the parts' ``parts.yaml``, or None) and this session's, the sittings of its jobs under
+    ``bench`` (:func:`job_spans`, the files restored from parts left out; ``cell_ends``: the
     last journalled cells of its unfinished jobs)."""
     walls = dict((listing or {}).get("walls") or {})
     restored = {Path(rel).with_suffix(".tsv") for rel in (listing or {}).get("files", {})}
-    return add_span(walls, job_span(bench, restored, walls, cell_ends))
+    for span in job_spans(bench, restored, walls, cell_ends):
+        walls = add_span(walls, span)
+    return walls
 
 
 def run_wall(bench, listing):
