@@ -44,10 +44,10 @@ Departures / choices (stated, not hidden):
 * ``solver``: "libsvm" (default, scikit-learn's SVC: SMO to a KKT tolerance ``tol``) or "ipm"
   (linear kernel only: the same primal / dual, the bias unregularised as libsvm keeps it, solved
   by a primal-dual interior point method to 1e-10, :mod:`milbench.classifiers._linear_svm`).
-  On many instances with few features at a large C, SMO can run to libsvm's cap of 10⁷ pair
-  updates (protein, 17k instances × 8 features, C = 32: minutes a fit) where the interior point
-  method takes a few dozen O(n d²) iterations; its objective is the optimum's, never above
-  libsvm's.  Being exact where libsvm stops at its tolerance, it can impute different labels on
+  On many instances with few features at a large C, SMO can take millions of pair updates
+  (scikit-learn's libsvm has no cap on them; protein, 17k instances × 8 features, C = 32: one
+  of mi-SVM's fits ran over 10 CPU-minutes) where the interior point method takes a few dozen
+  O(n d²) iterations; its objective is the optimum's, never above libsvm's.  Being exact where libsvm stops at its tolerance, it can impute different labels on
   a near-tie, so the two are separate settings, not a speed-up of one model.
 * Ties in argmax go to the first instance of the bag (deterministic).
 
