@@ -14,7 +14,7 @@ from milbench.testing import toy_bags  # noqa: E402,F401 - the suite's bag gener
 REPO = Path(__file__).resolve().parents[1]
 #: the archived FULL run of MIDR's Table 1 the reproduction tests read (the earlier
 #: configuration, five dimensions and fits capped at 100 iterations)
-MIDR_RUN = "midr-capped"
+MIDR_RUN = "midr"
 DATA = REPO.parent / "shared" / "data"
 
 #: the files of whole Snakemake runs, longest first: collected first, so that each of the two
