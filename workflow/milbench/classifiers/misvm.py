@@ -47,8 +47,9 @@ Departures / choices (stated, not hidden):
   On many instances with few features at a large C, SMO can take millions of pair updates
   (scikit-learn's libsvm has no cap on them; protein, 17k instances × 8 features, C = 32: one
   of mi-SVM's fits ran over 10 CPU-minutes) where the interior point method takes a few dozen
-  O(n d²) iterations; its objective is the optimum's, never above libsvm's.  Being exact where libsvm stops at its tolerance, it can impute different labels on
-  a near-tie, so the two are separate settings, not a speed-up of one model.
+  O(n d²) iterations; its objective is the optimum's, never above libsvm's.  Being exact where
+  libsvm stops at its tolerance, it can impute different labels on a near-tie, so the two are
+  separate settings, not a speed-up of one model.
 * Ties in argmax go to the first instance of the bag (deterministic).
 
 Instance outputs: ``decision_instances(X)`` (f for every instance, stacked in bag order) and

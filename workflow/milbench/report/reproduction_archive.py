@@ -396,8 +396,6 @@ def add_span(walls, span):
     ended since (one of :func:`job_spans`); a span overlapping the latest one (a second keep in one
     session) extends it, so no stretch is counted twice."""
     walls = dict(walls)
-    if span is None:
-        return walls
     start, seconds = span
     last = max(walls, key=_stamp, default=None)
     if last is not None and _stamp(start) <= _stamp(last) + walls[last]:
