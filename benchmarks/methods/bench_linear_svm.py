@@ -3,7 +3,8 @@
 SVM problems a mi-SVM fit with libsvm poses, one after the other, each solved by both.
 
 Data: config/paper/milsd.yaml's ``milsd-protein`` (17k instances x 8 features in a training
-part), the training bags of its outer fold ``--fold``, then inner fold ``--inner`` of a seeded
+part; its bag store results/bags/protein-graph is built by that experiment's run), the training
+bags of its outer fold ``--fold``, then inner fold ``--inner`` of a seeded
 stratified 5-fold split of them (an inner-CV training set like the tuned cell's), min-max
 scaled.  For each C, mi-SVM runs with libsvm for ``--fits`` SVM fits; each problem it posed
 (its imputed labels) is then solved by both solvers: CPU seconds, libsvm's pair updates and
