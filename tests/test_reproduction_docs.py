@@ -82,6 +82,34 @@ def test_midr_gap_note_quotes_the_full_run():
     assert f"{gap.min():.3f}-{gap.max():.3f}".replace("0.", ".") in note
 
 
+WEBKB = ("course", "faculty", "student")
+WEBKB_LABELS = {"B-MILSD": "milsd", "LC-MF": "lcmf", "I-miSVM": "mi-svm", "B-miSVM": "MI-svm"}
+
+
+def test_milsd_webkb_notes_quote_the_full_run():
+    """Every "<method> .ddd / .ddd / .ddd" (course / faculty / student) that the milsd-table2
+    gap note and the milsd claims quote is that method's mean accuracy over the 20 splits in
+    the archived run's fold scores."""
+    scores = pd.read_csv(REPO / "resources" / "reproductions" / "milsd" / "milsd-table2"
+                         / "scores.csv.gz")
+    scores["label"] = scores.method.str.extract(r"^none \+ ([\w-]+)\(", expand=False)
+    mean = scores.groupby(["label", "dataset"]).accuracy.mean()
+    gaps = yaml.safe_load((TARGETS_DIR / "milsd.yaml").read_text())["gaps"]
+    claims = yaml.safe_load((TARGETS_DIR / "claims.yaml").read_text())["milsd"]
+    texts = [g["text"] for g in gaps if g.get("runs") == ["milsd-table2"]]
+    texts += [c["test"]["why"] for c in claims["claims"] if c.get("headline")]
+    texts += [n["why"] for n in claims["not_compared"] if "WebKB" in n["source"]]
+    quoted = 0
+    for text in texts:
+        for label, *values in re.findall(r"(B-MILSD|LC-MF|I-miSVM|B-miSVM) (\.\d{3}) / "
+                                         r"(\.\d{3}) / (\.\d{3})", " ".join(text.split())):
+            for task, value in zip(WEBKB, values):
+                assert float(value) == pytest.approx(
+                    mean[WEBKB_LABELS[label], f"webkb-{task}"], abs=6e-4), (label, task)
+                quoted += 1
+    assert quoted >= 4 * len(WEBKB)          # each of the four methods, once at least
+
+
 # ----------------------------------------------------------------------------- legacy rows
 def _numbers(text):
     return re.findall(r"(?<![\d.])\.?\d+(?:\.\d+)?", text)
