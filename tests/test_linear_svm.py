@@ -3,6 +3,7 @@ problem (bias unregularised), its optimum to 1e-10, and the KKT conditions it st
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 
 from milbench.classifiers._linear_svm import LinearSVMIPM, primal_objective
@@ -71,6 +72,13 @@ def test_sparse_input_gives_the_dense_model():
     np.testing.assert_allclose(sparse.coef_, dense.coef_, atol=1e-10)
     np.testing.assert_allclose(sparse.decision_function(sp.csr_matrix(X)),
                                dense.decision_function(X), atol=1e-9)
+
+
+def test_a_fit_stopped_at_its_cap_warns():
+    X, y = data(200, 5, seed=3)
+    with pytest.warns(ConvergenceWarning, match=r"LinearSVMIPM stopped at max_iter=3 "):
+        m = LinearSVMIPM(C=1.0, max_iter=3).fit(X, y)
+    assert not m.converged_ and m.n_iter_[0] == 3
 
 
 def test_one_class_is_an_error():

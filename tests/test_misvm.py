@@ -3,9 +3,12 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_validate
 from sklearn.svm import SVC
 
+from milbench.classifiers import misvm
+from milbench.classifiers._linear_svm import LinearSVMIPM
 from milbench.classifiers.misvm import MISVM, MiSVM
 from milbench.classifiers.simple import MISimple
 from milbench.data.bags import BagError, Bags
@@ -95,6 +98,18 @@ def test_ipm_and_libsvm_agree_on_bags(Cls):
         np.testing.assert_allclose(b.decision_function(bags), a.decision_function(bags),
                                    atol=1e-4)
         assert b.diagnostics_["n_iter"] == a.diagnostics_["n_iter"]
+        assert b.diagnostics_["n_svm_capped"] == a.diagnostics_["n_svm_capped"] == 0
+
+
+@pytest.mark.parametrize("Cls", CLASSES)
+def test_ipm_fits_stopped_at_their_cap_are_counted_and_warn(Cls, monkeypatch):
+    """An interior point fit cut at its iteration cap is never silent: each warns, and
+    diagnostics_["n_svm_capped"] counts them."""
+    monkeypatch.setattr(misvm, "LinearSVMIPM", lambda C: LinearSVMIPM(C=C, max_iter=2))
+    bags, y = small_bags(n=40)
+    with pytest.warns(ConvergenceWarning, match="LinearSVMIPM stopped at max_iter=2 "):
+        m = Cls(kernel="linear", C=1.0, solver="ipm").fit(bags, y)
+    assert m.diagnostics_["n_svm_capped"] == m.diagnostics_["n_iter"] >= 1
 
 
 def sparse_bags(n_bags=40, d=200, seed=3):

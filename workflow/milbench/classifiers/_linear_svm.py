@@ -16,9 +16,12 @@ objective is the optimum's to that precision, not to SMO's KKT tolerance.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import LinAlgError, cho_factor, cho_solve, lu_factor, lu_solve
+from sklearn.exceptions import ConvergenceWarning
 
 STEP = 0.995          # fraction of the step to the boundary of the positive orthant
 
@@ -28,7 +31,8 @@ class LinearSVMIPM:
     method above.  After ``fit``: ``coef_`` (w), ``intercept_`` ([b]), ``alpha_`` (the dual
     variables), ``support_`` (rows with α_i > 1e-8 C), ``dual_coef_`` ([y_i α_i] over
     ``support_``, scikit-learn's SVC convention), ``n_iter_`` ([Newton iterations]) and
-    ``converged_``.  ``decision_function(X)`` = X w + b.
+    ``converged_`` (False when ``max_iter`` iterations ran out first: then a
+    ConvergenceWarning, and (w, b) is the last iterate).  ``decision_function(X)`` = X w + b.
     """
 
     def __init__(self, C=1.0, tol=1e-10, max_iter=200):
@@ -96,6 +100,10 @@ class LinearSVMIPM:
         self.dual_coef_ = (y * alpha)[self.support_][None, :]
         self.n_iter_ = np.array([it])
         self.converged_ = converged
+        if not converged:
+            warnings.warn(f"LinearSVMIPM stopped at max_iter={self.max_iter} Newton iterations "
+                          f"short of tol={self.tol:g}; (w, b) is the last iterate",
+                          ConvergenceWarning, stacklevel=2)
         return self
 
     def decision_function(self, X):

@@ -90,14 +90,14 @@ class _InstanceSVM:
     """SVC on a subset of a fixed pool of training rows, native or precomputed kernel; a sparse
     pool is held as CSR (:func:`~milbench.classifiers._kernels.as_sparse_if_sparse`)."""
 
-    def __init__(self, X, kernel, gamma, degree, coef0, tol, precompute, cache_size,
-                 solver="libsvm"):
+    def __init__(self, X, kernel, gamma, degree, coef0, tol, precompute, cache_size, solver):
         self.X = X
         self.kernel, self.gamma, self.degree, self.coef0 = kernel, gamma, degree, coef0
         self.tol, self.cache_size, self.solver = tol, cache_size, solver
         self.precompute = precompute
         self.K = self.kfun(X, X) if precompute else None
         self.n_fits = 0
+        self.n_capped = 0      # interior point fits stopped at their cap (libsvm has none)
 
     def kfun(self, A, B):
         if self.kernel == "linear":
@@ -129,6 +129,7 @@ class _InstanceSVM:
                 SVC(kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                     C=C, tol=self.tol, cache_size=self.cache_size)
             self.svc.fit(Xt, y)
+            self.n_capped += not getattr(self.svc, "converged_", True)
         return self
 
     def decision_pool(self, sub):
@@ -253,7 +254,9 @@ class MiSVM(_MISVMBase):
     "n_instances" | "n_examples" (= n_instances here); gamma (None = 1/d), degree, coef0;
     max_iter (SVM fits); tol (SVC); precompute "auto" | True | False, precompute_max (None: by
     the pool's sparsity, see the module docstring); solver "libsvm" | "ipm" (linear kernel).
-    After fit: ``diagnostics_`` {n_iter (SVM fits), converged, n_label_changes_last, n_support}.
+    After fit: ``diagnostics_`` {n_iter (SVM fits), converged, n_label_changes_last, n_support,
+    C_effective, n_svm_capped (solver "ipm": SVM fits stopped at its iteration cap, each with
+    a ConvergenceWarning)}.
     ``converged`` = 1 when an SVM fit left the imputed labels unchanged (Andrews et al. Fig. 1's
     stopping rule), 0 when ``max_iter`` fits ran out first (then a ConvergenceWarning).
     """
@@ -296,7 +299,8 @@ class MiSVM(_MISVMBase):
         self.C_ = C
         self.diagnostics_ = {"n_iter": svm.n_fits, "converged": int(converged),
                              "n_label_changes_last": changes,
-                             "n_support": int(len(svm.svc.support_)), "C_effective": C}
+                             "n_support": int(len(svm.svc.support_)), "C_effective": C,
+                             "n_svm_capped": svm.n_capped}
 
 
 class MISVM(_MISVMBase):
@@ -305,9 +309,9 @@ class MISVM(_MISVMBase):
     Parameters as :class:`MiSVM`; "n_examples" C scaling = negative instances + positive bags.
     After fit: ``witnesses_`` (row of each positive bag's witness in the stacked training
     instances) and ``diagnostics_`` {n_iter (SVM fits), converged, n_selector_changes_last,
-    n_support}.  ``converged`` = 1 when the last SVM fit selects the witnesses it was trained on
-    (Andrews et al. Fig. 2's stopping rule), 0 when ``max_iter`` fits ran out first (then a
-    ConvergenceWarning).
+    n_support, C_effective, n_svm_capped}.  ``converged`` = 1 when the last SVM fit selects
+    the witnesses it was trained on (Andrews et al. Fig. 2's stopping rule), 0 when
+    ``max_iter`` fits ran out first (then a ConvergenceWarning).
     """
 
     _PRECOMPUTE_COPIES = 3      # the kernel, its sub-indexed copy and np.block's with the means
@@ -358,4 +362,5 @@ class MISVM(_MISVMBase):
         self.C_ = C
         self.diagnostics_ = {"n_iter": svm.n_fits, "converged": int(converged),
                              "n_selector_changes_last": changes,
-                             "n_support": int(len(svm.svc.support_)), "C_effective": C}
+                             "n_support": int(len(svm.svc.support_)), "C_effective": C,
+                             "n_svm_capped": svm.n_capped}
