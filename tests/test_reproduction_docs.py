@@ -108,6 +108,11 @@ def test_milsd_webkb_notes_quote_the_full_run():
                     mean[WEBKB_LABELS[label], f"webkb-{task}"], abs=6e-4), (label, task)
                 quoted += 1
     assert quoted >= 4 * len(WEBKB)          # each of the four methods, once at least
+    table = pd.read_csv(REPO / "resources" / "reproductions" / "milsd" / "milsd-table2.csv")
+    acc = table[table.metric == "accuracy"].dropna(subset=["ours"])
+    for method, text in zip(("B-MILSD", "I-miSVM"), texts):     # "<lo>-<hi> below" the paper
+        below = acc[acc.paper_method == method].eval("paper_value - ours")
+        assert f"{below.min():.3f}-{below.max():.3f} below".replace("0.", ".") in text, method
 
 
 # ----------------------------------------------------------------------------- legacy rows
