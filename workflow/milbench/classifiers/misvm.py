@@ -129,7 +129,7 @@ class _InstanceSVM:
                 SVC(kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                     C=C, tol=self.tol, cache_size=self.cache_size)
             self.svc.fit(Xt, y)
-            self.n_capped += not getattr(self.svc, "converged_", True)
+            self.n_capped += self.solver == "ipm" and not self.svc.converged_
         return self
 
     def decision_pool(self, sub):
