@@ -468,3 +468,32 @@ def test_archive_records_the_commit_the_run_was_computed_at(tmp_path):
     meta = yaml.safe_load(path.with_suffix(".yaml").read_text())
     assert meta["commit"] == head + "+changes"
     assert head not in pages(archive_dir=store)["miordm.md"]     # data, not on the pages
+
+
+HYDR_GA_CLASSIFIERS = ("citation-knn", "milr", "mi-simple")     # citationKNN / MIRL / MISimple
+HYDR_GA_SELECTORS = {"HyDR-MI": "hydr-mi", "all features": "none",
+                     "ReliefF-MI at the text's 70 %": "relieff-mi"}
+
+
+def test_hydr_drug_ga_note_quotes_the_archived_run():
+    """Every "<selector> .ddd / .ddd / .ddd" (citationKNN / MIRL / MISimple (PART)) and MIRL's
+    seed range that the hydr-drug-ga gap note quotes are the archived run's fold scores:
+    means over the 10 folds and the 5 GA seeds."""
+    scores = pd.read_csv(REPO / "resources" / "reproductions" / "hydr" / "hydr-drug-ga"
+                         / "scores.csv.gz")
+    scores["sel"] = scores.method.str.extract(r"^([\w-]+)", expand=False)
+    scores["clf"] = scores.method.str.extract(r"\+ ([\w-]+)\(", expand=False)
+    mean = scores.groupby(["sel", "clf"]).accuracy.mean()
+    gaps = yaml.safe_load((TARGETS_DIR / "hydr.yaml").read_text())["gaps"]
+    text = " ".join(next(g["text"] for g in gaps if g.get("runs") == ["hydr-drug-ga"]).split())
+    for label, sel in HYDR_GA_SELECTORS.items():
+        values = re.search(rf"{re.escape(label)} (\.\d{{3}}) / (\.\d{{3}}) / (\.\d{{3}})", text)
+        assert values, label
+        for clf, value in zip(HYDR_GA_CLASSIFIERS, values.groups()):
+            assert float(value) == pytest.approx(mean[sel, clf], abs=6e-4), (label, clf)
+    seeds = scores[(scores.sel == "hydr-mi") & (scores.clf == "milr")].groupby(
+        "seed").accuracy.mean()
+    assert f"five seeds {seeds.min():.3f}-{seeds.max():.3f}".replace("0.", ".") in text
+    assert (seeds < mean["none", "milr"]).all()                 # "each below all features"
+    loss = mean["none", "milr"] - mean["hydr-mi", "milr"]
+    assert f"MIRL loses {loss:.3f}".replace("0.", ".") in text
