@@ -497,3 +497,8 @@ def test_hydr_drug_ga_note_quotes_the_archived_run():
     assert (seeds < mean["none", "milr"]).all()                 # "each below all features"
     loss = mean["none", "milr"] - mean["hydr-mi", "milr"]
     assert f"MIRL loses {loss:.3f}".replace("0.", ".") in text
+    table = pd.read_csv(REPO / "resources" / "reproductions" / "hydr" / "hydr-drug-ga.csv")
+    kept = table[(table.metric == "n_features") & table.paper_method.str.startswith("HyDR")
+                 & table.ours.notna()]
+    assert len(kept) == 3 and kept.ours.max() < 58
+    assert f"keeps {kept.ours.min():.0f}-{kept.ours.max():.0f} of the 166" in text
