@@ -133,8 +133,9 @@ def test_restore_waits_for_the_inputs_and_keep_for_finished_jobs(copy):
 
 def test_finished_cells_of_an_unfinished_job_are_kept_and_restored(copy):
     """A job stopped after its first cell (planted: MILR's first cell, marked by its CPU
-    figure): `keep` keeps that cell, `restore` puts it back, the next run computes only the
-    other cell; once the job has finished, `keep` replaces the cells by its method file."""
+    figure): `keep` keeps that cell, `restore` puts it back (not where the bag store's bytes
+    differ: the job would discard it), the next run computes only the other cell; once the job
+    has finished, `keep` replaces the cells by its method file."""
     forget_runs(copy)
     smk(copy, "--cores", "2", "--quiet=rules")
     runs = copy / "results" / EXP
@@ -152,6 +153,18 @@ def test_finished_cells_of_an_unfinished_job_are_kept_and_restored(copy):
     assert listing["cells"][RUNS[1]]["cpu_seconds"] >= 1234.5
     index = pages(archive_dir=copy / "resources" / "reproductions")["index.md"]
     assert f"| midr | `{EXP}` | 1 of 2 | 1 of `milr` on musk1 |" in index
+
+    forget_runs(copy)                        # the same bag store, its bytes rebuilt otherwise
+    meta = copy / "results/bags/musk1/meta.json"
+    saved, stat = meta.read_bytes(), meta.stat()
+    meta.write_bytes(saved + b"\n")
+    try:
+        rc, out = cli(copy, "restore", EXP)
+    finally:
+        meta.write_bytes(saved)
+        os.utime(meta, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert rc == 0 and f"not restored {RUNS[1]} (1 cells): kept on inputs whose bytes differ" \
+        in out and "finished cell of" not in out, out
 
     forget_runs(copy)
     rc, out = cli(copy, "restore", EXP)

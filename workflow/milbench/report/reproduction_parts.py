@@ -18,8 +18,10 @@ bag store, the folds, a shared fold stage): Snakemake reruns an output older tha
 A method job that had not finished when the session ended leaves its finished cells
 (:mod:`milbench.experiment.finished_cells`); ``keep`` keeps those too (``cells/`` in the part
 folder, listed under ``cells:``) when their job digest is the config's and code's now, and
-``restore`` puts them back, so the job's next attempt runs only the cells it lacks (the attempt
-itself checks the rest of their key, the hash of its input files).
+``restore`` puts them back, so the job's next attempt runs only the cells it lacks; only those
+whose whole key, with its hash of the job's input files (bag store, folds, fold stage), is that
+of the inputs in results/ now: inputs built on another machine can differ in their last bits
+(BLAS kernels), and the job would discard the cells and run them again.
 
 Once the experiment has finished, :func:`~milbench.report.reproduction_archive.archive` keeps its
 reproduction.csv; ``keep`` then drops the parts (``--drop``).
@@ -27,6 +29,7 @@ reproduction.csv; ``keep`` then drops the parts (``--drop``).
 from __future__ import annotations
 
 import datetime as dt
+import glob
 import os
 import shutil
 from pathlib import Path
@@ -37,7 +40,7 @@ import yaml
 from milbench.data.folds import fold_keys
 from milbench.experiment.codehash import JOB_DIGEST, job_digest, method_code
 from milbench.experiment.config import load_config, method_settings
-from milbench.experiment.finished_cells import cell_cpu, cells_folder, read_cells
+from milbench.experiment.finished_cells import attempt_key, cell_cpu, cells_folder, read_cells
 from milbench.experiment.grid import expand_methods
 from milbench.experiment.stages import shared_stages
 from milbench.registry import add_code_dirs
@@ -191,19 +194,16 @@ def restore(experiment, config, results="results", archive_dir=ARCHIVE_DIR):
             skipped[rel] = "already in results/"
         else:
             todo.append(rel)
-    needed = set()
-    for rel in todo:
-        _, ds, stage = expected[rel]
-        needed.add(out_dir / "folds" / f"{ds}.parquet")
-        if stage:
-            needed.add(out_dir / "stages" / ds / f"{stage}.parquet")
+    cells = listing.get("cells", {})
+    needed = {p for rel in [*todo, *(r for r in cells if r in expected)]
+              for p in _run_inputs(out_dir, expected[rel])}
     missing = sorted(str(p) for p in needed if not p.is_file())
     if missing:
         raise ArchiveError(
             "restore needs the inputs of the kept methods first (Snakemake reruns an output "
             "older than its inputs): snakemake --cores N --configfile " + str(config) + " -- "
             + " ".join(missing))
-    restored_cells = _restore_cells(folder, out_dir, listing.get("cells", {}), expected, skipped)
+    restored_cells = _restore_cells(folder, results, out_dir, cells, expected, skipped)
     for rel in todo:
         for a, b in ((folder / rel, out_dir / rel),
                      ((folder / "benchmarks" / rel).with_suffix(".tsv"),
@@ -214,9 +214,27 @@ def restore(experiment, config, results="results", archive_dir=ARCHIVE_DIR):
     return todo, restored_cells, skipped
 
 
-def _restore_cells(folder, out_dir, cells, expected, skipped):
-    """Put back the kept cells of unfinished jobs whose job digest is the config's and code's
-    now (and whose method file is not in results/); returns {file: cells put back}."""
+def _run_inputs(out_dir, expected):
+    """A method job's folds and fold stage (if it has one) in ``out_dir``, in the order of the
+    run rule's attempt key after the bag store; ``expected``: (digest, dataset, stage id)."""
+    _, ds, stage = expected
+    return [out_dir / "folds" / f"{ds}.parquet",
+            *([out_dir / "stages" / ds / f"{stage}.parquet"] if stage else [])]
+
+
+def _bag_stores(results, dataset):
+    """The meta.json of each bag store of ``dataset`` under ``results``/bags (a chain-built
+    data set's folder name adds its source tag: ``<dataset>@<tag>``)."""
+    bags = Path(results) / "bags"
+    found = [bags / dataset / "meta.json",
+             *sorted(bags.glob(f"{glob.escape(dataset)}@*/meta.json"))]
+    return [p for p in found if p.is_file()]
+
+
+def _restore_cells(folder, results, out_dir, cells, expected, skipped):
+    """Put back the kept cells of unfinished jobs whose attempt key is the one the config,
+    code and inputs in ``results`` give now (and whose method file is not in results/);
+    returns {file: cells put back}."""
     restored = {}
     for rel, entry in cells.items():
         key, dst = entry["key"], cells_folder(out_dir / rel) / entry["key"]
@@ -227,6 +245,11 @@ def _restore_cells(folder, out_dir, cells, expected, skipped):
             skipped[what] = "its method, settings or code changed since they were kept: rerun"
         elif (out_dir / rel).exists() or dst.exists():
             skipped[what] = "already in results/"
+        elif key not in {attempt_key(expected[rel][0], [s, *_run_inputs(out_dir, expected[rel])])
+                         for s in _bag_stores(results, expected[rel][1])}:
+            skipped[what] = ("kept on inputs whose bytes differ from those in results/ now (bag "
+                             "store, folds, fold stage; rebuilt, or built on another machine): "
+                             "its job runs them again")
         else:
             shutil.copytree(cells_folder(folder / "cells" / rel) / key, dst)
             restored[rel] = entry["cells"]
