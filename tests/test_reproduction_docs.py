@@ -521,3 +521,104 @@ def test_hydr_drug_ga_note_quotes_the_archived_run():
                  & table.ours.notna()]
     assert len(kept) == 3 and kept.ours.max() < 116 / 2     # below a random start's half
     assert f"keeps {kept.ours.min():.0f}-{kept.ours.max():.0f} of the 166" in text
+
+
+def _hydr_archive(run):
+    """(per-fold scores with ``sel`` and ``clf`` columns, compared table) of an archived
+    HyDR-MI run."""
+    folder = REPO / "resources" / "reproductions" / "hydr"
+    scores = pd.read_csv(folder / run / "scores.csv.gz")
+    scores["sel"] = scores.method.str.extract(r"^([\w-]+)", expand=False)
+    scores["clf"] = scores.method.str.extract(r"\+ ([\w-]+)\(", expand=False)
+    return scores, pd.read_csv(folder / f"{run}.csv")
+
+
+def test_hydr_images_ga_note_quotes_the_archived_run():
+    """The hydr-images-ga gap note's "<data set> .ddd / .ddd / .ddd (paper ...)" triples
+    (citationKNN / MIRL / MISimple (PART); HyDR-MI first, all features second) are the archived
+    means over 10 folds and 5 GA seeds and the paper's Tables 7-9; its counts, ranges, seed
+    span, features kept, p values and the legacy match are the archive's too."""
+    scores, table = _hydr_archive("hydr-images-ga")
+    mean = scores.groupby(["sel", "dataset", "clf"]).accuracy.mean()
+    acc = table[table.metric == "accuracy"].set_index(["dataset", "paper_method"]).paper_value
+    text = _gap_text("hydr", "hydr-images-ga")
+    names = ("citationKNN", "MIRL", "MISimple (PART)")
+    triple = r" (\.\d{3}) / (\.\d{3}) / (\.\d{3})"
+    for part, sel, head in ((text.split("all features:")[0], "hydr-mi", "HyDR-MI"),
+                            (text.split("all features:")[1], "none", "Full Features")):
+        found = re.findall(rf"(elephant|tiger|fox){triple} \(paper{triple}\)", part)
+        assert sorted(f[0] for f in found) == ["elephant", "fox", "tiger"], (sel, found)
+        for ds, *values in found:
+            for clf, name, ours, paper in zip(HYDR_GA_CLASSIFIERS, names, values[:3],
+                                              values[3:]):
+                assert float(ours) == pytest.approx(mean[sel, ds, clf], abs=6e-4), (ds, clf)
+                assert float(paper) == pytest.approx(acc[ds, f"{head} + {name}"]), (ds, name)
+    hydr, full = mean["hydr-mi"], mean["none"]
+    paper = pd.Series({(ds, clf): acc[ds, f"HyDR-MI + {n}"] for ds in ("elephant", "tiger", "fox")
+                       for clf, n in zip(HYDR_GA_CLASSIFIERS, names)}).rename_axis(hydr.index.names)
+    gap = (hydr - paper).round(3)
+    assert f"within .03 of the paper in {(gap.abs() <= .03).sum()} of the 9 cells" in text
+    assert f"{_dots(-gap[gap < -.03].max(), -gap.min())} below in the other " \
+           f"{(gap.abs() > .03).sum()}" in text
+    lift = (hydr - full).round(3)
+    assert f"by -{_dots(-lift.min())} to +{_dots(lift.max())} (above in " \
+           f"{(lift > 0).sum()} of the 9 cells)" in text
+    paper_full = pd.Series([acc[ds, f"Full Features + {n}"] for (ds, _), n in
+                            zip(paper.index, names * 3)], index=paper.index)
+    assert f"the paper's HyDR-MI is above in {(paper > paper_full).sum()} of 9, " \
+           f"{(paper_full == .5).sum()} of them against the .500" in text
+    kept = table[(table.metric == "n_features") & table.paper_method.str.startswith("HyDR")
+                 & table.ours.notna()]
+    assert len(kept) == 9 and kept.ours.max() < 115 / 2      # below a random start's half
+    assert f"keeps {kept.ours.min():.0f}-{kept.ours.max():.0f} of the 230 features (paper " \
+           f"{kept.paper_value.min():.0f}-{kept.paper_value.max():.0f})" in text
+    per_seed = scores[scores.sel == "hydr-mi"].groupby(["dataset", "clf", "seed"]).accuracy.mean()
+    span = per_seed.groupby(["dataset", "clf"]).agg(["min", "max"])
+    widest = (span["max"] - span["min"]).idxmax()
+    assert widest == ("fox", "citation-knn")
+    assert f"at most {_dots(span['max'][widest] - span['min'][widest])} (fox citationKNN " \
+           f"{_dots(*span.loc[widest])})" in text
+    assert f"HyDR-MI .766 (seeds {_dots(*span.loc['elephant', 'mi-simple'])})" in text
+    legacy = pd.read_csv(REPO / "resources" / "reproductions" / "hydr"
+                         / "legacy-hydr-per-seed-elephant.csv").query("metric == 'accuracy'")
+    legacy = legacy.set_index("paper_method").ours
+    for label, sel in (("HyDR-MI + MISimple (PART)", "hydr-mi"),
+                       ("Full Features + MISimple (PART)", "none")):
+        assert round(mean[sel, "elephant", "mi-simple"], 3) == legacy[label], label
+    stats = pd.read_csv(REPO / "resources" / "reproductions" / "hydr" / "hydr-images-ga"
+                        / "stats" / "hydr-vs-relieff-vs-all.csv")
+    assert f"(p = {_dots(stats.p.min(), stats.p.max())})" in text
+
+
+def test_hydr_citation_knn_half_note_quotes_the_paper_and_the_full_run():
+    """The gap note on the paper's citationKNN cells of exactly .500 (hydr-relieff): it selects
+    every such ReliefF-MI cell of the image sets and no other, and its ranges are the paper's
+    and the archive's, at those cells and at 10-40 %."""
+    _, table = _hydr_archive("hydr-relieff")
+    knn = table[(table.metric == "accuracy") & table.paper_method.str.contains("citationKNN")
+                & table.dataset.isin(["elephant", "tiger", "fox"]) & table.ours.notna()]
+    half = knn[knn.paper_value == .5]
+    low = knn[knn.paper_method.str.contains(r", [1-4]0 %")]
+    gap = next(g for g in load_gaps("hydr-relieff") if g["runs"] == ["hydr-relieff"]
+               and "exactly .500" in g["text"])
+    assert sorted(gap["keys"]) == sorted(zip(half.source, half.dataset, half.paper_method,
+                                             half.metric))
+    text = gap["text"]
+    assert f"in {len(half)} ReliefF-MI cells" in text
+    assert f"at 10-40 % it prints {_dots(low.paper_value.min(), low.paper_value.max())}" in text
+    assert f"{_dots(half.ours.min(), half.ours.max())} in those {len(half)} cells" in text
+    assert f"as at 10-40 % ({_dots(low.ours.min(), low.ours.max())})" in text
+    musk = table[(table.metric == "accuracy") & table.paper_method.str.contains("citationKNN")
+                 & table.dataset.str.startswith("musk")]
+    assert (musk.paper_value != .5).all()                   # "never on musk1 or musk2"
+
+
+def test_a_gap_note_is_marked_superseded_only_where_none_of_its_results_is_listed(generated):
+    """A note whose run has results a better run supersedes in a table, and others listed
+    there (hydr-images-ga in Table 7: its ReliefF-MI cells are hydr-relieff's, its HyDR-MI and
+    all-features cells its own), is not marked as about results not listed."""
+    table7 = generated["hydr.md"].split("\n## Table 7\n")[1].split("\n## ")[0]
+    assert "[hydr-images-ga](#hydr-images-ga)" in table7
+    assert "Not listed: the results of hydr-images-ga" in table7
+    note = next(line for line in table7.splitlines() if "(evidence: hydr-images-ga" in line)
+    assert "superseded" not in note

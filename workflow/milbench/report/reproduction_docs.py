@@ -318,14 +318,15 @@ def _source_section(source, meta, tg, results, gaps):
         return (", ".join(f"[{number[id(g)]}]" for g in hit),
                 any(g["evidence"] for g in hit))
 
-    listed, hidden, superseded = [], 0, set()
+    listed, hidden, superseded, shown = [], 0, set(), set()
     for t, key in zip(rows.to_dict("records"), keys):
         res = results.get(key)
         if res:
             top = _RANK[_best(res)[0]["run"].status]
             superseded |= {r["run"].name for r in res if _RANK[r["run"].status] > top}
-            listed += [_row_cells(t, r, *refs(key, r["run"])) for r in res
-                       if _RANK[r["run"].status] <= top]
+            best = [r for r in res if _RANK[r["run"].status] <= top]
+            shown |= {(key, r["run"].name) for r in best}
+            listed += [_row_cells(t, r, *refs(key, r["run"])) for r in best]
         elif len(rows) <= LIST_ALL:
             listed.append(_row_cells(t, None, *refs(key, None)))
         else:
@@ -348,7 +349,8 @@ def _source_section(source, meta, tg, results, gaps):
         for g in here:
             runs = f"; for the results of {', '.join(g['runs'])}" \
                 if g["runs"] and g["runs"] != g["evidence"] else ""
-            if g["runs"] and set(g["runs"]) <= superseded:
+            if g["runs"] and set(g["runs"]) <= superseded and not any(
+                    (k, r) in shown for k in g["keys"] for r in g["runs"]):
                 runs += "; about results not listed here (superseded)"
             if g["evidence"]:
                 lines.append(f"{number[id(g)]}. {g['text']} (evidence: "
