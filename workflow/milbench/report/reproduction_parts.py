@@ -20,8 +20,8 @@ A method job that had not finished when the session ended leaves its finished ce
 folder, listed under ``cells:``) when their job digest is the config's and code's now, and
 ``restore`` puts them back, so the job's next attempt runs only the cells it lacks; only those
 whose whole key, with its hash of the job's input files (bag store, folds, fold stage), is that
-of the inputs in results/ now: inputs built on another machine can differ in their last bits
-(BLAS kernels), and the job would discard the cells and run them again.
+of the inputs in results/ now: inputs rebuilt on another machine can differ in their bytes,
+and the job would discard the cells and run them again.
 
 Once the experiment has finished, :func:`~milbench.report.reproduction_archive.archive` keeps its
 reproduction.csv; ``keep`` then drops the parts (``--drop``).
