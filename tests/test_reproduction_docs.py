@@ -480,9 +480,21 @@ def test_archive_records_the_commit_the_run_was_computed_at(tmp_path):
     assert head not in pages(archive_dir=store)["miordm.md"]     # data, not on the pages
 
 
-HYDR_GA_CLASSIFIERS = ("citation-knn", "milr", "mi-simple")     # citationKNN / MIRL / MISimple
+HYDR_GA_CLASSIFIERS = ("citation-knn", "milr", "mi-simple")
+HYDR_GA_NAMES = ("citationKNN", "MIRL", "MISimple (PART)")        # the paper's, in that order
+TRIPLE = r" (\.\d{3}) / (\.\d{3}) / (\.\d{3})"                      # ".ddd / .ddd / .ddd"
 HYDR_GA_SELECTORS = {"HyDR-MI": "hydr-mi", "all features": "none",
                      "ReliefF-MI at the text's 70 %": "relieff-mi"}
+
+
+def _hydr_archive(run):
+    """(per-fold scores with ``sel`` and ``clf`` columns, compared table) of an archived
+    HyDR-MI run."""
+    folder = REPO / "resources" / "reproductions" / "hydr"
+    scores = pd.read_csv(folder / run / "scores.csv.gz")
+    scores["sel"] = scores.method.str.extract(r"^([\w-]+)", expand=False)
+    scores["clf"] = scores.method.str.extract(r"\+ ([\w-]+)\(", expand=False)
+    return scores, pd.read_csv(folder / f"{run}.csv")
 
 
 def test_hydr_drug_ga_note_quotes_the_archived_run():
@@ -490,25 +502,20 @@ def test_hydr_drug_ga_note_quotes_the_archived_run():
     hydr-drug-ga gap note quotes, the seed ranges, MIRL's loss and the features kept are the
     archived run's (means over the 10 folds and the 5 GA seeds), the "(paper ...)" triples
     the paper's targets."""
-    scores = pd.read_csv(REPO / "resources" / "reproductions" / "hydr" / "hydr-drug-ga"
-                         / "scores.csv.gz")
-    scores["sel"] = scores.method.str.extract(r"^([\w-]+)", expand=False)
-    scores["clf"] = scores.method.str.extract(r"\+ ([\w-]+)\(", expand=False)
+    scores, table = _hydr_archive("hydr-drug-ga")
     mean = scores.groupby(["sel", "clf"]).accuracy.mean()
     text = _gap_text("hydr", "hydr-drug-ga")
-    table = pd.read_csv(REPO / "resources" / "reproductions" / "hydr" / "hydr-drug-ga.csv")
     paper = table[(table.metric == "accuracy") & (table.dataset == "musk1")].set_index(
         "paper_method").paper_value
-    triple = r" (\.\d{3}) / (\.\d{3}) / (\.\d{3})"
     for label, sel in HYDR_GA_SELECTORS.items():
-        values = re.search(rf"{re.escape(label)}{triple}(?: \(paper{triple}\))?", text)
+        values = re.search(rf"{re.escape(label)}{TRIPLE}(?: \(paper{TRIPLE}\))?", text)
         assert values, label
         ours, printed = values.groups()[:3], values.groups()[3:]
         for clf, value in zip(HYDR_GA_CLASSIFIERS, ours):
             assert float(value) == pytest.approx(mean[sel, clf], abs=6e-4), (label, clf)
         if sel != "relieff-mi":          # the paper's ReliefF-MI keeps 50 %, not compared
             head = {"hydr-mi": "HyDR-MI", "none": "Full Features"}[sel]
-            for name, value in zip(("citationKNN", "MIRL", "MISimple (PART)"), printed):
+            for name, value in zip(HYDR_GA_NAMES, printed):
                 assert float(value) == pytest.approx(paper[f"{head} + {name}"]), (label, name)
     per_seed = scores[scores.sel == "hydr-mi"].groupby(["clf", "seed"]).accuracy.mean()
     span = {c: _dots(per_seed[c].min(), per_seed[c].max()) for c in HYDR_GA_CLASSIFIERS}
@@ -523,16 +530,6 @@ def test_hydr_drug_ga_note_quotes_the_archived_run():
     assert f"keeps {kept.ours.min():.0f}-{kept.ours.max():.0f} of the 166" in text
 
 
-def _hydr_archive(run):
-    """(per-fold scores with ``sel`` and ``clf`` columns, compared table) of an archived
-    HyDR-MI run."""
-    folder = REPO / "resources" / "reproductions" / "hydr"
-    scores = pd.read_csv(folder / run / "scores.csv.gz")
-    scores["sel"] = scores.method.str.extract(r"^([\w-]+)", expand=False)
-    scores["clf"] = scores.method.str.extract(r"\+ ([\w-]+)\(", expand=False)
-    return scores, pd.read_csv(folder / f"{run}.csv")
-
-
 def test_hydr_images_ga_note_quotes_the_archived_run():
     """The hydr-images-ga gap note's "<data set> .ddd / .ddd / .ddd (paper ...)" triples
     (citationKNN / MIRL / MISimple (PART); HyDR-MI first, all features second) are the archived
@@ -542,20 +539,23 @@ def test_hydr_images_ga_note_quotes_the_archived_run():
     mean = scores.groupby(["sel", "dataset", "clf"]).accuracy.mean()
     acc = table[table.metric == "accuracy"].set_index(["dataset", "paper_method"]).paper_value
     text = _gap_text("hydr", "hydr-images-ga")
-    names = ("citationKNN", "MIRL", "MISimple (PART)")
-    triple = r" (\.\d{3}) / (\.\d{3}) / (\.\d{3})"
     for part, sel, head in ((text.split("all features:")[0], "hydr-mi", "HyDR-MI"),
                             (text.split("all features:")[1], "none", "Full Features")):
-        found = re.findall(rf"(elephant|tiger|fox){triple} \(paper{triple}\)", part)
+        found = re.findall(rf"(elephant|tiger|fox){TRIPLE} \(paper{TRIPLE}\)", part)
         assert sorted(f[0] for f in found) == ["elephant", "fox", "tiger"], (sel, found)
         for ds, *values in found:
-            for clf, name, ours, paper in zip(HYDR_GA_CLASSIFIERS, names, values[:3],
+            for clf, name, ours, paper in zip(HYDR_GA_CLASSIFIERS, HYDR_GA_NAMES, values[:3],
                                               values[3:]):
                 assert float(ours) == pytest.approx(mean[sel, ds, clf], abs=6e-4), (ds, clf)
                 assert float(paper) == pytest.approx(acc[ds, f"{head} + {name}"]), (ds, name)
     hydr, full = mean["hydr-mi"], mean["none"]
-    paper = pd.Series({(ds, clf): acc[ds, f"HyDR-MI + {n}"] for ds in ("elephant", "tiger", "fox")
-                       for clf, n in zip(HYDR_GA_CLASSIFIERS, names)}).rename_axis(hydr.index.names)
+
+    def paper_of(head):          # the paper's accuracies of one selector, indexed as ``hydr``
+        names = dict(zip(HYDR_GA_CLASSIFIERS, HYDR_GA_NAMES))
+        return pd.Series([acc[ds, f"{head} + {names[clf]}"] for ds, clf in hydr.index],
+                         index=hydr.index)
+
+    paper, paper_full = paper_of("HyDR-MI"), paper_of("Full Features")
     gap = (hydr - paper).round(3)
     assert f"within .03 of the paper in {(gap.abs() <= .03).sum()} of the 9 cells" in text
     assert f"{_dots(-gap[gap < -.03].max(), -gap.min())} below in the other " \
@@ -563,8 +563,6 @@ def test_hydr_images_ga_note_quotes_the_archived_run():
     lift = (hydr - full).round(3)
     assert f"by -{_dots(-lift.min())} to +{_dots(lift.max())} (above in " \
            f"{(lift > 0).sum()} of the 9 cells)" in text
-    paper_full = pd.Series([acc[ds, f"Full Features + {n}"] for (ds, _), n in
-                            zip(paper.index, names * 3)], index=paper.index)
     assert f"the paper's HyDR-MI is above in {(paper > paper_full).sum()} of 9, " \
            f"{(paper_full == .5).sum()} of them against the .500" in text
     kept = table[(table.metric == "n_features") & table.paper_method.str.startswith("HyDR")

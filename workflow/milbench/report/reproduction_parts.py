@@ -29,7 +29,6 @@ reproduction.csv; ``keep`` then drops the parts (``--drop``).
 from __future__ import annotations
 
 import datetime as dt
-import glob
 import os
 import shutil
 from pathlib import Path
@@ -38,6 +37,7 @@ import pandas as pd
 import yaml
 
 from milbench.data.folds import fold_keys
+from milbench.data.store_folders import store_folders
 from milbench.experiment.codehash import JOB_DIGEST, job_digest, method_code
 from milbench.experiment.config import load_config, method_settings
 from milbench.experiment.finished_cells import attempt_key, cell_cpu, cells_folder, read_cells
@@ -222,15 +222,6 @@ def _run_inputs(out_dir, expected):
             *([out_dir / "stages" / ds / f"{stage}.parquet"] if stage else [])]
 
 
-def _bag_stores(results, dataset):
-    """The meta.json of each bag store of ``dataset`` under ``results``/bags (a chain-built
-    data set's folder name adds its source tag: ``<dataset>@<tag>``)."""
-    bags = Path(results) / "bags"
-    found = [bags / dataset / "meta.json",
-             *sorted(bags.glob(f"{glob.escape(dataset)}@*/meta.json"))]
-    return [p for p in found if p.is_file()]
-
-
 def _restore_cells(folder, results, out_dir, cells, expected, skipped):
     """Put back the kept cells of unfinished jobs whose attempt key is the one the config,
     code and inputs in ``results`` give now (and whose method file is not in results/);
@@ -245,8 +236,9 @@ def _restore_cells(folder, results, out_dir, cells, expected, skipped):
             skipped[what] = "its method, settings or code changed since they were kept: rerun"
         elif (out_dir / rel).exists() or dst.exists():
             skipped[what] = "already in results/"
-        elif key not in {attempt_key(expected[rel][0], [s, *_run_inputs(out_dir, expected[rel])])
-                         for s in _bag_stores(results, expected[rel][1])}:
+        elif key not in {attempt_key(expected[rel][0],
+                                     [s / "meta.json", *_run_inputs(out_dir, expected[rel])])
+                         for s in store_folders(results / "bags", expected[rel][1])}:
             skipped[what] = ("kept on inputs whose bytes differ from those in results/ now (bag "
                              "store, folds, fold stage; rebuilt, or built on another machine): "
                              "its job runs them again")

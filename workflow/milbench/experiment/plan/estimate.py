@@ -20,13 +20,13 @@ import json
 import statistics
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 
 from milbench.data.folds import fold_keys, make_folds, split
 from milbench.data.sources import load_builtin, load_dataset, load_manifest, read_any
 from milbench.data.store import read_bags
+from milbench.data.store_folders import store_folders
 from milbench.experiment.config import experiment_settings, method_settings
 from milbench.experiment.plan.counting import (
     count_experiment,
@@ -68,8 +68,7 @@ def load_bags(name, cfg, data_root, bags_root):
             return read_any(spec["format"], spec["path"]), spec["path"]
         except Exception as e:  # noqa: BLE001
             return None, f"cannot read {spec.get('path')}: {e}"
-    stores = sorted(p for p in Path(bags_root).glob(f"{name}@*") if (p / "meta.json").exists())
-    stores += [p for p in [Path(bags_root) / name] if (p / "meta.json").exists()]
+    stores = store_folders(bags_root, name)
     real = [p for p in stores if not p.name.endswith("@synthetic")]
     if real or stores:
         p = (real or stores)[0]
